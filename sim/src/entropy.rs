@@ -1,0 +1,258 @@
+//! The one entropy source of a run, and its tape.
+//!
+//! Every nondeterministic decision in the simulated world — which ready task runs, how long
+//! a message takes, whether a fault fires, how big the workload is — is a draw
+//! [`Entropy::choose`]`(n)` returning a value in `[0, n)`. A run either draws from
+//! ChaCha8 seeded by the run's seed ([`Entropy::random`]) or reads a recorded tape
+//! ([`Entropy::replay`]). Either way every draw with `n > 1` is recorded, so any run can be
+//! turned into a tape and replayed bit for bit, and a shrinker can edit the tape.
+//!
+//! Conventions the whole project relies on:
+//! - **0 is the simplest choice** (no fault, shortest delay, first ready task in FIFO
+//!   order, smallest workload), so a tape shrunk toward zeros is a simpler run;
+//! - draws past the end of a replayed tape return 0, so a truncated tape still runs;
+//! - a replayed value `v >= n` is read as `v % n`, so an edited tape always stays legal;
+//! - forced choices (`n == 1`) are not recorded and draw nothing.
+//!
+//! Subsystems draw from their own [`Stream`]: in random mode each stream is a separate
+//! ChaCha8 stream of the same seed, so adding a draw in one subsystem does not reshuffle
+//! the values another subsystem sees. The tape interleaves all streams in draw order.
+
+use base64::Engine as _;
+use rand_chacha::ChaCha8Rng;
+use rand_core::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+/// A sub-stream of the entropy source, one per subsystem.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Stream(pub u8);
+
+impl Stream {
+    /// Scheduling decisions of the executor's strategy.
+    pub const SCHEDULE: Stream = Stream(0);
+    /// The default stream for model code that names none.
+    pub const MODEL: Stream = Stream(1);
+    /// Number of distinct streams a run may use.
+    pub const COUNT: usize = 16;
+}
+
+/// Upper bound on the length of a recorded tape; a run drawing more is a runaway.
+pub const TAPE_LEN_MAX: usize = 1 << 26;
+
+/// A recorded sequence of draws: the complete nondeterminism of one run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tape(pub Vec<u32>);
+
+impl Tape {
+    /// Number of recorded draws.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True if nothing was drawn.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Compact binary form: postcard (varints, so zeros cost one byte).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        postcard::to_stdvec(&self.0).expect("a Vec<u32> always serialises")
+    }
+
+    /// Reads the binary form written by [`Tape::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Tape, TapeError> {
+        let draws: Vec<u32> =
+            postcard::from_bytes(bytes).map_err(|e| TapeError(format!("tape is not valid postcard: {e}")))?;
+        if draws.len() > TAPE_LEN_MAX {
+            return Err(TapeError(format!("tape has {} draws, more than the limit {TAPE_LEN_MAX}", draws.len())));
+        }
+        Ok(Tape(draws))
+    }
+
+    /// The binary form as standard base64, for text files.
+    pub fn to_base64(&self) -> String {
+        base64::engine::general_purpose::STANDARD.encode(self.to_bytes())
+    }
+
+    /// Reads the text form written by [`Tape::to_base64`].
+    pub fn from_base64(text: &str) -> Result<Tape, TapeError> {
+        let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(compact.as_bytes())
+            .map_err(|e| TapeError(format!("tape is not valid base64: {e}")))?;
+        Tape::from_bytes(&bytes)
+    }
+}
+
+/// A tape that could not be decoded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TapeError(pub String);
+
+impl std::fmt::Display for TapeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for TapeError {}
+
+enum Source {
+    Random { seed: u64, streams: Vec<Option<ChaCha8Rng>> },
+    Replay { input: Vec<u32>, position: usize },
+}
+
+/// The entropy source of one run: random or replayed, always recording.
+pub struct Entropy {
+    source: Source,
+    /// Every draw with `n > 1`, as actually used (after `% n` on replay).
+    recorded: Vec<u32>,
+}
+
+impl Entropy {
+    /// Draws from ChaCha8 seeded with `seed`, one ChaCha stream per [`Stream`].
+    pub fn random(seed: u64) -> Entropy {
+        Entropy {
+            source: Source::Random { seed, streams: (0..Stream::COUNT).map(|_| None).collect() },
+            recorded: Vec::new(),
+        }
+    }
+
+    /// Reads draws from `tape`; past its end every draw is 0.
+    pub fn replay(tape: Tape) -> Entropy {
+        Entropy { source: Source::Replay { input: tape.0, position: 0 }, recorded: Vec::new() }
+    }
+
+    /// A value in `[0, n)` from the default model stream. `n` must be at least 1.
+    #[inline]
+    pub fn choose(&mut self, n: u32) -> u32 {
+        self.choose_in(Stream::MODEL, n)
+    }
+
+    /// A value in `[0, n)` from `stream`. `n == 1` is forced: it returns 0 and records nothing.
+    #[inline]
+    pub fn choose_in(&mut self, stream: Stream, n: u32) -> u32 {
+        assert!(n >= 1, "choose(0) has no valid answer");
+        if n == 1 {
+            return 0;
+        }
+        let value = match &mut self.source {
+            Source::Random { seed, streams } => {
+                let rng = streams[usize::from(stream.0) % Stream::COUNT].get_or_insert_with(|| {
+                    let mut rng = ChaCha8Rng::seed_from_u64(*seed);
+                    rng.set_stream(u64::from(stream.0));
+                    rng
+                });
+                // Multiply-shift: uniform enough for testing and branch-free.
+                ((u64::from(rng.next_u32()) * u64::from(n)) >> 32) as u32
+            }
+            Source::Replay { input, position } => {
+                let raw = input.get(*position).copied().unwrap_or(0);
+                *position += 1;
+                raw % n
+            }
+        };
+        assert!(self.recorded.len() < TAPE_LEN_MAX, "entropy tape exceeded {TAPE_LEN_MAX} draws");
+        self.recorded.push(value);
+        value
+    }
+
+    /// True with probability `numerator / denominator`; `false` is the simpler answer (draw 0).
+    #[inline]
+    pub fn chance_in(&mut self, stream: Stream, numerator: u32, denominator: u32) -> bool {
+        assert!(numerator <= denominator && denominator > 0, "chance {numerator}/{denominator} is not a probability");
+        if numerator == 0 {
+            return false;
+        }
+        if numerator == denominator {
+            return true;
+        }
+        // Values [0, denominator - numerator) mean "no"; 0 is the simplest answer.
+        self.choose_in(stream, denominator) >= denominator - numerator
+    }
+
+    /// Number of draws recorded so far.
+    pub fn draws(&self) -> usize {
+        self.recorded.len()
+    }
+
+    /// The tape of this run so far: replaying it reproduces the run exactly.
+    pub fn tape(&self) -> Tape {
+        Tape(self.recorded.clone())
+    }
+
+    /// For a replay: how many tape entries were read, and whether reading went past the end.
+    pub fn replay_position(&self) -> Option<(usize, usize)> {
+        match &self.source {
+            Source::Replay { input, position } => Some((*position, input.len())),
+            Source::Random { .. } => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn draw_many(e: &mut Entropy) -> Vec<u32> {
+        (0..200).map(|i| e.choose_in(Stream((i % 3) as u8), 7 + i)).collect()
+    }
+
+    #[test]
+    fn same_seed_same_draws() {
+        assert_eq!(draw_many(&mut Entropy::random(42)), draw_many(&mut Entropy::random(42)));
+        assert_ne!(draw_many(&mut Entropy::random(42)), draw_many(&mut Entropy::random(43)));
+    }
+
+    #[test]
+    fn replaying_the_tape_gives_the_same_draws() {
+        let mut e = Entropy::random(9);
+        let first = draw_many(&mut e);
+        let mut r = Entropy::replay(e.tape());
+        assert_eq!(draw_many(&mut r), first);
+        assert_eq!(r.tape(), e.tape());
+    }
+
+    #[test]
+    fn past_the_end_of_a_tape_draws_are_zero() {
+        let mut r = Entropy::replay(Tape(vec![3]));
+        assert_eq!(r.choose(10), 3);
+        assert_eq!(r.choose(10), 0);
+        assert_eq!(r.choose(10), 0);
+    }
+
+    #[test]
+    fn forced_choices_are_not_recorded() {
+        let mut e = Entropy::random(1);
+        assert_eq!(e.choose(1), 0);
+        assert_eq!(e.draws(), 0);
+        e.choose(2);
+        assert_eq!(e.draws(), 1);
+    }
+
+    #[test]
+    fn a_new_draw_in_one_stream_does_not_reshuffle_another() {
+        let mut a = Entropy::random(5);
+        let mut b = Entropy::random(5);
+        b.choose_in(Stream(7), 100);
+        let xs: Vec<u32> = (0..20).map(|_| a.choose_in(Stream::MODEL, 1000)).collect();
+        let ys: Vec<u32> = (0..20).map(|_| b.choose_in(Stream::MODEL, 1000)).collect();
+        assert_eq!(xs, ys);
+    }
+
+    #[test]
+    fn out_of_range_replayed_values_wrap() {
+        let mut r = Entropy::replay(Tape(vec![17]));
+        assert_eq!(r.choose(5), 2);
+        assert_eq!(r.tape(), Tape(vec![2]));
+    }
+
+    #[test]
+    fn tape_text_round_trip_and_bad_input() {
+        let t = Tape(vec![0, 1, 300, u32::MAX]);
+        assert_eq!(Tape::from_base64(&t.to_base64()).unwrap(), t);
+        assert!(Tape::from_base64("!!!").is_err());
+        let mut bytes = t.to_bytes();
+        bytes.truncate(3);
+        assert!(Tape::from_bytes(&bytes).is_err());
+    }
+}

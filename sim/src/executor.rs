@@ -1,0 +1,799 @@
+//! The single-threaded executor of the simulated world.
+//!
+//! Tasks are futures owned by nodes. The executor keeps a ready list (in the order tasks
+//! became ready) and a timer heap keyed by (deadline, registration order). It polls one
+//! ready task at a time, chosen by the run's [`Strategy`]; when nothing is ready, virtual
+//! time jumps to the earliest timer. No thread, no wall clock, no OS randomness: the same
+//! entropy gives the same sequence of polls.
+//!
+//! Model code reaches the executor through free functions ([`spawn`], [`sleep`], [`now`],
+//! [`choose`], [`kill`], …) that use the executor installed on this thread by
+//! [`Executor::enter`]; this is the ambient context of the simulated world, exactly one
+//! per thread at a time, so parallel sweeps run one executor per thread.
+//!
+//! Wakers carry only a task id (slot and generation) and reach the executor through the
+//! same thread-local, so waking allocates nothing and a waker of a finished or killed task
+//! is harmlessly ignored.
+
+use std::cell::{Cell, RefCell};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
+use std::time::Duration;
+
+use crate::entropy::{Entropy, Stream};
+use crate::node::{BootFn, Node, NodeClock, NodeId, NodeStatus};
+use crate::strategy::{Strategy, StrategyConfig};
+use crate::time::SimTime;
+
+/// Upper bound on live tasks at once; more is a runaway spawn loop.
+pub const TASKS_MAX: usize = 1 << 20;
+/// Upper bound on nodes in one run.
+pub const NODES_MAX: usize = 1 << 12;
+/// Upper bound on state lanes registered in one run.
+pub const LANES_MAX: usize = 1 << 12;
+
+type BoxFuture = Pin<Box<dyn Future<Output = ()>>>;
+
+/// Identifies a task: a slot in the task table and the generation of that slot, so that a
+/// stale id (a finished or killed task whose slot was reused) never reaches a new task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TaskId {
+    slot: u32,
+    generation: u32,
+}
+
+impl TaskId {
+    /// The slot in the task table (reused after the task ends).
+    pub fn slot(self) -> u32 {
+        self.slot
+    }
+
+    fn pack(self) -> usize {
+        ((self.generation as usize) << 32) | self.slot as usize
+    }
+
+    fn unpack(bits: usize) -> TaskId {
+        TaskId { slot: bits as u32, generation: (bits >> 32) as u32 }
+    }
+}
+
+/// Identifies a state lane registered with the executor (for hang detection).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LaneKey(pub(crate) u32);
+
+struct Task {
+    future: Option<BoxFuture>,
+    node: NodeId,
+    name: Rc<str>,
+    /// Daemons (periodic roles) do not keep a run alive and are not named in hangs.
+    daemon: bool,
+    /// Invariant: true iff the task id is in `ready` or in its node's `held` list.
+    queued: bool,
+    /// The state lane whose turn this task is executing, if any (the lane marker).
+    on_lane: Option<LaneKey>,
+    /// The lane this task is waiting to enter or waiting on, for wait-for cycle detection.
+    waiting_on_lane: Option<LaneKey>,
+}
+
+struct Slot {
+    generation: u32,
+    task: Option<Task>,
+}
+
+/// Bookkeeping for one registered state lane.
+pub(crate) struct LaneInfo {
+    pub(crate) name: Rc<str>,
+    pub(crate) turn_holder: Option<TaskId>,
+    pub(crate) turn_started: SimTime,
+}
+
+struct State {
+    now: SimTime,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    /// Ready tasks of alive nodes, in the order they became ready.
+    ready: Vec<TaskId>,
+    /// (deadline, registration sequence, task): earliest first, ties in registration order.
+    timers: BinaryHeap<Reverse<(SimTime, u64, TaskId)>>,
+    timer_seq: u64,
+    nodes: Vec<Node>,
+    entropy: Entropy,
+    strategy: Box<dyn Strategy>,
+    current: Option<TaskId>,
+    /// Count of live non-daemon tasks; the run is finished when it reaches zero.
+    live_work: usize,
+    polls: u64,
+    lanes: Vec<LaneInfo>,
+    /// A hang found by a lane (wait-for cycle), reported at the next step.
+    hang: Option<(String, Vec<String>)>,
+    /// Set by [`finish`]: end the run now, as finished.
+    finished: bool,
+}
+
+/// What one call to [`Executor::step`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Polled one task.
+    Polled,
+    /// Nothing was ready; time advanced to the next timer and woke its tasks.
+    Advanced,
+    /// No non-daemon work is left, or the model called [`finish`].
+    Finished,
+    /// Work is outstanding but nothing is ready and no timer is set, or a lane found a
+    /// wait-for cycle: the message and the stuck tasks.
+    Stuck(String, Vec<String>),
+}
+
+/// The executor of one run. Create it, [`enter`](Executor::enter) it on this thread, set
+/// the world up with the free functions, then [`step`](Executor::step) until done.
+pub struct Executor {
+    state: Rc<RefCell<State>>,
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Rc<RefCell<State>>>> = const { RefCell::new(None) };
+    static ENTERED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Restores the thread's executor slot when dropped; returned by [`Executor::enter`].
+pub struct EnterGuard {
+    _private: (),
+}
+
+impl Drop for EnterGuard {
+    fn drop(&mut self) {
+        let previous = CURRENT.with(|c| c.borrow_mut().take());
+        ENTERED.with(|e| e.set(false));
+        // Dropping the state may drop futures that touch the thread-local; do it after.
+        drop(previous);
+    }
+}
+
+impl Executor {
+    /// A new executor drawing from `entropy` and scheduling with `strategy`. Node 0, the
+    /// world node, exists from the start.
+    pub fn new(mut entropy: Entropy, strategy: StrategyConfig) -> Executor {
+        let strategy = strategy.build(&mut entropy);
+        let world = Node {
+            name: Rc::from("world"),
+            incarnation: 0,
+            status: NodeStatus::Alive,
+            clock: NodeClock::default(),
+            boot: None,
+            held: Vec::new(),
+        };
+        let state = State {
+            now: SimTime::ZERO,
+            slots: Vec::with_capacity(256),
+            free: Vec::new(),
+            ready: Vec::with_capacity(256),
+            timers: BinaryHeap::with_capacity(256),
+            timer_seq: 0,
+            nodes: vec![world],
+            entropy,
+            strategy,
+            current: None,
+            live_work: 0,
+            polls: 0,
+            lanes: Vec::new(),
+            hang: None,
+            finished: false,
+        };
+        Executor { state: Rc::new(RefCell::new(state)) }
+    }
+
+    /// Installs this executor as the thread's simulated world until the guard drops.
+    ///
+    /// Panics if another executor is already entered on this thread.
+    pub fn enter(&self) -> EnterGuard {
+        ENTERED.with(|e| {
+            assert!(!e.get(), "an executor is already entered on this thread");
+            e.set(true);
+        });
+        CURRENT.with(|c| *c.borrow_mut() = Some(self.state.clone()));
+        EnterGuard { _private: () }
+    }
+
+    /// Runs one scheduling step: poll one ready task, or advance time to the next timer.
+    pub fn step(&self) -> Step {
+        let (id, mut future) = {
+            let mut s = self.state.borrow_mut();
+            if let Some((message, stuck)) = s.hang.take() {
+                return Step::Stuck(message, stuck);
+            }
+            if s.finished || s.live_work == 0 {
+                return Step::Finished;
+            }
+            if s.ready.is_empty() {
+                return if s.fire_next_timers() { Step::Advanced } else { s.stuck() };
+            }
+            let State { ready, strategy, entropy, .. } = &mut *s;
+            let index = if ready.len() == 1 { 0 } else { strategy.pick(ready, entropy) };
+            debug_assert!(index < ready.len(), "strategy picked outside the ready list");
+            let id = ready.remove(index);
+            let task = s.task_mut(id).expect("ready tasks are alive");
+            task.queued = false;
+            let future = task.future.take().expect("a ready task is not being polled");
+            s.current = Some(id);
+            s.polls += 1;
+            (id, future)
+        };
+        let waker = waker_for(id);
+        let mut cx = Context::from_waker(&waker);
+        let poll = future.as_mut().poll(&mut cx);
+        let leftover = {
+            let mut s = self.state.borrow_mut();
+            s.current = None;
+            match poll {
+                Poll::Ready(()) => {
+                    s.remove_task(id);
+                    Some(future)
+                }
+                Poll::Pending => match s.task_mut(id) {
+                    Some(task) => {
+                        task.future = Some(future);
+                        None
+                    }
+                    // Killed during its own poll: drop it below, outside the borrow.
+                    None => Some(future),
+                },
+            }
+        };
+        drop(leftover);
+        Step::Polled
+    }
+
+    /// The current simulated time.
+    pub fn now(&self) -> SimTime {
+        self.state.borrow().now
+    }
+
+    /// Number of polls so far.
+    pub fn polls(&self) -> u64 {
+        self.state.borrow().polls
+    }
+
+    /// The tape of all draws so far (schedule and model).
+    pub fn tape(&self) -> crate::entropy::Tape {
+        self.state.borrow().entropy.tape()
+    }
+
+    /// For a replayed run: (tape entries read, tape length).
+    pub fn replay_position(&self) -> Option<(usize, usize)> {
+        self.state.borrow().entropy.replay_position()
+    }
+
+    /// Lanes whose current turn started before `now - bound`: (lane name, task name).
+    pub fn stalled_turns(&self, bound: Duration) -> Vec<(String, String)> {
+        let s = self.state.borrow();
+        s.lanes
+            .iter()
+            .filter_map(|lane| {
+                let holder = lane.turn_holder?;
+                (s.now.since(lane.turn_started) > bound).then(|| (lane.name.to_string(), s.describe(holder)))
+            })
+            .collect()
+    }
+
+    /// Drops every task, outside any borrow. Runs when the executor is dropped too.
+    pub fn shutdown(&self) {
+        let futures: Vec<BoxFuture> = {
+            let mut s = self.state.borrow_mut();
+            s.ready.clear();
+            s.timers.clear();
+            s.slots.iter_mut().filter_map(|slot| slot.task.take().and_then(|t| t.future)).collect()
+        };
+        drop(futures);
+    }
+}
+
+impl Drop for Executor {
+    fn drop(&mut self) {
+        // Futures may hold handles that call back into the executor when dropped.
+        if let Ok(s) = self.state.try_borrow() {
+            drop(s);
+            self.shutdown();
+        }
+    }
+}
+
+impl State {
+    fn task_mut(&mut self, id: TaskId) -> Option<&mut Task> {
+        let slot = self.slots.get_mut(id.slot as usize)?;
+        if slot.generation != id.generation {
+            return None;
+        }
+        slot.task.as_mut()
+    }
+
+    fn task(&self, id: TaskId) -> Option<&Task> {
+        let slot = self.slots.get(id.slot as usize)?;
+        if slot.generation != id.generation {
+            return None;
+        }
+        slot.task.as_ref()
+    }
+
+    fn describe(&self, id: TaskId) -> String {
+        match self.task(id) {
+            Some(t) => {
+                let node = &self.nodes[t.node.0 as usize];
+                let paused = if node.status == NodeStatus::Paused { " (node paused)" } else { "" };
+                format!("{}/{}{}", node.name, t.name, paused)
+            }
+            None => format!("<ended task {}>", id.slot),
+        }
+    }
+
+    /// Frees the task's slot; the caller drops the future outside the borrow.
+    fn remove_task(&mut self, id: TaskId) -> Option<Task> {
+        let slot = self.slots.get_mut(id.slot as usize)?;
+        if slot.generation != id.generation {
+            return None;
+        }
+        let task = slot.task.take()?;
+        slot.generation = slot.generation.wrapping_add(1);
+        self.free.push(id.slot);
+        if !task.daemon {
+            self.live_work -= 1;
+        }
+        for lane in &mut self.lanes {
+            if lane.turn_holder == Some(id) {
+                lane.turn_holder = None;
+            }
+        }
+        Some(task)
+    }
+
+    fn spawn(&mut self, node: NodeId, name: Rc<str>, daemon: bool, future: BoxFuture) -> TaskId {
+        let n = &self.nodes[node.0 as usize];
+        assert!(n.status != NodeStatus::Dead, "spawn on dead node {}", n.name);
+        let slot = match self.free.pop() {
+            Some(slot) => slot,
+            None => {
+                assert!(self.slots.len() < TASKS_MAX, "more than {TASKS_MAX} live tasks");
+                self.slots.push(Slot { generation: 0, task: None });
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let generation = self.slots[slot as usize].generation;
+        let id = TaskId { slot, generation };
+        self.slots[slot as usize].task = Some(Task {
+            future: Some(future),
+            node,
+            name,
+            daemon,
+            queued: false,
+            on_lane: None,
+            waiting_on_lane: None,
+        });
+        if !daemon {
+            self.live_work += 1;
+        }
+        let State { strategy, entropy, .. } = self;
+        strategy.on_spawn(id, entropy);
+        self.wake(id);
+        id
+    }
+
+    fn wake(&mut self, id: TaskId) {
+        let Some(slot) = self.slots.get_mut(id.slot as usize) else { return };
+        if slot.generation != id.generation {
+            return;
+        }
+        let Some(task) = slot.task.as_mut() else { return };
+        if task.queued {
+            return;
+        }
+        task.queued = true;
+        let node = &mut self.nodes[task.node.0 as usize];
+        match node.status {
+            NodeStatus::Alive => self.ready.push(id),
+            NodeStatus::Paused => node.held.push(id),
+            NodeStatus::Dead => unreachable!("a dead node has no tasks"),
+        }
+    }
+
+    /// Advances time to the earliest timer and wakes every task due then. False if no timer.
+    fn fire_next_timers(&mut self) -> bool {
+        let Some(Reverse((deadline, _, _))) = self.timers.peek().copied() else { return false };
+        debug_assert!(deadline >= self.now, "timers never lie in the past");
+        self.now = self.now.max(deadline);
+        while let Some(Reverse((t, _, id))) = self.timers.peek().copied() {
+            if t > self.now {
+                break;
+            }
+            self.timers.pop();
+            self.wake(id);
+        }
+        true
+    }
+
+    fn stuck(&self) -> Step {
+        let stuck: Vec<String> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, slot)| {
+                let t = slot.task.as_ref()?;
+                (!t.daemon).then(|| self.describe(TaskId { slot: i as u32, generation: slot.generation }))
+            })
+            .collect();
+        Step::Stuck(format!("{} task(s) wait with nothing ready and no timer set", stuck.len()), stuck)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The waker: a task id and the thread-local executor.
+
+static VTABLE: RawWakerVTable = RawWakerVTable::new(waker_clone, waker_wake, waker_wake, waker_drop);
+
+fn waker_for(id: TaskId) -> Waker {
+    // SAFETY: the data is a plain integer and the vtable functions never dereference it.
+    unsafe { Waker::from_raw(RawWaker::new(id.pack() as *const (), &VTABLE)) }
+}
+
+fn waker_clone(data: *const ()) -> RawWaker {
+    RawWaker::new(data, &VTABLE)
+}
+
+fn waker_wake(data: *const ()) {
+    let id = TaskId::unpack(data as usize);
+    CURRENT.with(|c| {
+        if let Some(state) = c.borrow().as_ref() {
+            state.borrow_mut().wake(id);
+        }
+    });
+}
+
+fn waker_drop(_: *const ()) {}
+
+// ---------------------------------------------------------------------------------------
+// The ambient API of the simulated world.
+
+fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
+    CURRENT.with(|c| {
+        let c = c.borrow();
+        let state = c.as_ref().expect("no simulated world is entered on this thread");
+        let mut s = state.borrow_mut();
+        f(&mut s)
+    })
+}
+
+/// True if a simulated world is entered on this thread.
+pub fn in_simulation() -> bool {
+    ENTERED.with(|e| e.get())
+}
+
+/// The current simulated time.
+pub fn now() -> SimTime {
+    with_state(|s| s.now)
+}
+
+/// The current task's node's local clock reading (offset and drift applied).
+pub fn local_now() -> SimTime {
+    with_state(|s| {
+        let node = s.current.and_then(|id| s.task(id)).map(|t| t.node).unwrap_or(NodeId::WORLD);
+        s.nodes[node.0 as usize].clock.local(s.now)
+    })
+}
+
+/// `node`'s local clock reading now.
+pub fn node_now(node: NodeId) -> SimTime {
+    with_state(|s| s.nodes[node.0 as usize].clock.local(s.now))
+}
+
+/// A value in `[0, n)` from the model stream of the run's entropy; 0 is the simplest.
+pub fn choose(n: u32) -> u32 {
+    with_state(|s| s.entropy.choose_in(Stream::MODEL, n))
+}
+
+/// A value in `[0, n)` from the given stream; 0 is the simplest.
+pub fn choose_in(stream: Stream, n: u32) -> u32 {
+    with_state(|s| s.entropy.choose_in(stream, n))
+}
+
+/// True with probability `numerator / denominator`; false is the simpler answer.
+pub fn chance_in(stream: Stream, numerator: u32, denominator: u32) -> bool {
+    with_state(|s| s.entropy.chance_in(stream, numerator, denominator))
+}
+
+/// The task being polled, if any.
+pub fn current_task() -> Option<TaskId> {
+    with_state(|s| s.current)
+}
+
+/// The node of the task being polled (the world node outside any task).
+pub fn current_node() -> NodeId {
+    with_state(|s| s.current.and_then(|id| s.task(id)).map(|t| t.node).unwrap_or(NodeId::WORLD))
+}
+
+/// Spawns a task on the current task's node; it keeps the run alive until it ends.
+pub fn spawn(name: impl Into<Rc<str>>, future: impl Future<Output = ()> + 'static) -> TaskId {
+    let node = current_node();
+    spawn_on(node, name, future)
+}
+
+/// Spawns a task on `node`; it keeps the run alive until it ends.
+pub fn spawn_on(node: NodeId, name: impl Into<Rc<str>>, future: impl Future<Output = ()> + 'static) -> TaskId {
+    with_state(|s| s.spawn(node, name.into(), false, Box::pin(future)))
+}
+
+/// Spawns a daemon on `node`: a periodic role that does not keep the run alive and is not
+/// named in a hang (the sweeper, a timer poller, a fault injector).
+pub fn spawn_daemon_on(node: NodeId, name: impl Into<Rc<str>>, future: impl Future<Output = ()> + 'static) -> TaskId {
+    with_state(|s| s.spawn(node, name.into(), true, Box::pin(future)))
+}
+
+/// Ends the run at the next step, as finished (the checkers' end-of-run phase follows).
+pub fn finish() {
+    with_state(|s| s.finished = true)
+}
+
+/// A future that completes at `now() + duration`.
+pub fn sleep(duration: Duration) -> Sleep {
+    Sleep { deadline: now().add(duration), registered: false }
+}
+
+/// A future that completes at `deadline`.
+pub fn sleep_until(deadline: SimTime) -> Sleep {
+    Sleep { deadline, registered: false }
+}
+
+/// Completes at its deadline. Registers its timer on first poll; a spurious wake re-checks.
+#[must_use = "futures do nothing unless awaited"]
+pub struct Sleep {
+    deadline: SimTime,
+    registered: bool,
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        let deadline = self.deadline;
+        let registered = self.registered;
+        let ready = with_state(|s| {
+            if s.now >= deadline {
+                return true;
+            }
+            if !registered {
+                let id = s.current.expect("sleep polled outside a task");
+                let seq = s.timer_seq;
+                s.timer_seq += 1;
+                s.timers.push(Reverse((deadline, seq, id)));
+            }
+            false
+        });
+        if ready {
+            Poll::Ready(())
+        } else {
+            self.registered = true;
+            Poll::Pending
+        }
+    }
+}
+
+/// Yields once: the task goes to the back of the ready list and the strategy picks again.
+pub fn yield_now() -> YieldNow {
+    YieldNow { yielded: false }
+}
+
+/// Completes on its second poll, after re-queuing itself once.
+#[must_use = "futures do nothing unless awaited"]
+pub struct YieldNow {
+    yielded: bool,
+}
+
+impl Future for YieldNow {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.yielded {
+            return Poll::Ready(());
+        }
+        self.yielded = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+// --- nodes ---------------------------------------------------------------------------------
+
+/// Adds a node (alive, incarnation 0, true clock). Its boot function, if given, runs now
+/// and again at every restart; it spawns the node's tasks.
+pub fn add_node(name: impl Into<Rc<str>>, boot: Option<BootFn>) -> NodeId {
+    let id = with_state(|s| {
+        assert!(s.nodes.len() < NODES_MAX, "more than {NODES_MAX} nodes");
+        s.nodes.push(Node {
+            name: name.into(),
+            incarnation: 0,
+            status: NodeStatus::Alive,
+            clock: NodeClock::default(),
+            boot: boot.clone(),
+            held: Vec::new(),
+        });
+        NodeId((s.nodes.len() - 1) as u32)
+    });
+    if let Some(boot) = boot {
+        boot(id);
+    }
+    id
+}
+
+/// The node's name.
+pub fn node_name(node: NodeId) -> Rc<str> {
+    with_state(|s| s.nodes[node.0 as usize].name.clone())
+}
+
+/// The node's status.
+pub fn node_status(node: NodeId) -> NodeStatus {
+    with_state(|s| s.nodes[node.0 as usize].status)
+}
+
+/// The node's incarnation: 0 at creation, +1 at every restart.
+pub fn incarnation(node: NodeId) -> u32 {
+    with_state(|s| s.nodes[node.0 as usize].incarnation)
+}
+
+/// Sets the node's clock offset and drift (clock-skew faults).
+pub fn set_clock(node: NodeId, clock: NodeClock) {
+    with_state(|s| s.nodes[node.0 as usize].clock = clock)
+}
+
+/// The node's clock parameters.
+pub fn clock(node: NodeId) -> NodeClock {
+    with_state(|s| s.nodes[node.0 as usize].clock)
+}
+
+/// Kills the node: every task of it is dropped at once and no exit path runs. Killing the
+/// node of the running task takes effect for that task at its next await. Killing a dead
+/// node does nothing; the world node cannot be killed.
+pub fn kill(node: NodeId) {
+    assert!(node != NodeId::WORLD, "the world node cannot be killed");
+    let dropped: Vec<Task> = with_state(|s| {
+        let n = &mut s.nodes[node.0 as usize];
+        if n.status == NodeStatus::Dead {
+            return Vec::new();
+        }
+        n.status = NodeStatus::Dead;
+        n.held.clear();
+        let ids: Vec<TaskId> = s
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(_, slot)| slot.task.as_ref().is_some_and(|t| t.node == node))
+            .map(|(i, slot)| TaskId { slot: i as u32, generation: slot.generation })
+            .collect();
+        s.ready.retain(|id| !ids.contains(id));
+        ids.into_iter().filter_map(|id| s.remove_task(id)).collect()
+    });
+    drop(dropped);
+}
+
+/// Restarts a dead node as a new incarnation (its clock kept) and runs its boot function.
+pub fn restart(node: NodeId) {
+    let boot = with_state(|s| {
+        let n = &mut s.nodes[node.0 as usize];
+        assert!(n.status == NodeStatus::Dead, "restart of node {} which is not dead", n.name);
+        n.status = NodeStatus::Alive;
+        n.incarnation += 1;
+        n.boot.clone()
+    });
+    if let Some(boot) = boot {
+        boot(node);
+    }
+}
+
+/// Freezes the node: its tasks are not polled and its timers are held until [`resume`].
+pub fn pause(node: NodeId) {
+    assert!(node != NodeId::WORLD, "the world node cannot be paused");
+    with_state(|s| {
+        if s.nodes[node.0 as usize].status != NodeStatus::Alive {
+            return;
+        }
+        let (mine, others): (Vec<TaskId>, Vec<TaskId>) =
+            s.ready.iter().partition(|id| s.task(**id).is_some_and(|t| t.node == node));
+        s.ready = others;
+        let n = &mut s.nodes[node.0 as usize];
+        n.status = NodeStatus::Paused;
+        n.held = mine;
+    })
+}
+
+/// Unfreezes a paused node: tasks woken meanwhile become ready, in wake order.
+pub fn resume(node: NodeId) {
+    with_state(|s| {
+        let n = &mut s.nodes[node.0 as usize];
+        if n.status != NodeStatus::Paused {
+            return;
+        }
+        n.status = NodeStatus::Alive;
+        let held = std::mem::take(&mut n.held);
+        s.ready.extend(held);
+    })
+}
+
+// --- lane bookkeeping (used by `lane.rs`) ------------------------------------------------
+
+/// Registers a state lane for hang detection.
+pub(crate) fn register_lane(name: Rc<str>) -> LaneKey {
+    with_state(|s| {
+        assert!(s.lanes.len() < LANES_MAX, "more than {LANES_MAX} state lanes");
+        s.lanes.push(LaneInfo { name, turn_holder: None, turn_started: SimTime::ZERO });
+        LaneKey((s.lanes.len() - 1) as u32)
+    })
+}
+
+/// The lane whose turn the current task is executing.
+pub(crate) fn current_lane() -> Option<LaneKey> {
+    with_state(|s| s.current.and_then(|id| s.task(id)).and_then(|t| t.on_lane))
+}
+
+/// Marks the current task as executing a turn of `lane` (or none).
+pub(crate) fn set_turn(lane: LaneKey, holder: Option<TaskId>) {
+    with_state(|s| {
+        let now = s.now;
+        if let Some(old) = s.lanes[lane.0 as usize].turn_holder.take() {
+            if let Some(t) = s.task_mut(old) {
+                t.on_lane = None;
+            }
+        }
+        if let Some(id) = holder {
+            if let Some(t) = s.task_mut(id) {
+                t.on_lane = Some(lane);
+            }
+        }
+        let info = &mut s.lanes[lane.0 as usize];
+        info.turn_holder = holder;
+        info.turn_started = now;
+    })
+}
+
+/// Gives `task` the marker of `lane` without making it the turn holder (a broken lane
+/// that lets its marker leak to other tasks, for tests).
+pub(crate) fn leak_marker(task: TaskId, lane: Option<LaneKey>) {
+    with_state(|s| {
+        if let Some(t) = s.task_mut(task) {
+            t.on_lane = lane;
+        }
+    })
+}
+
+/// Records that the current task waits on `lane` (or nothing). If that closes a wait-for
+/// cycle among lane turns, the run ends as a hang naming the cycle.
+pub(crate) fn set_waiting_on_lane(lane: Option<LaneKey>) {
+    with_state(|s| {
+        let Some(me) = s.current else { return };
+        if let Some(t) = s.task_mut(me) {
+            t.waiting_on_lane = lane;
+        }
+        let Some(mut lane) = lane else { return };
+        let mut chain = vec![s.lanes[lane.0 as usize].name.to_string()];
+        for _ in 0..=s.lanes.len() {
+            let Some(holder) = s.lanes[lane.0 as usize].turn_holder else { return };
+            if holder == me {
+                let message = format!("wait-for cycle between lane turns: {}", chain.join(" -> "));
+                let stuck = vec![s.describe(me)];
+                s.hang = Some((message, stuck));
+                return;
+            }
+            match s.task(holder).and_then(|t| t.waiting_on_lane) {
+                Some(next) => {
+                    lane = next;
+                    chain.push(s.lanes[lane.0 as usize].name.to_string());
+                }
+                None => return,
+            }
+        }
+    })
+}
+
+/// The name of a lane.
+pub(crate) fn lane_name(lane: LaneKey) -> Rc<str> {
+    with_state(|s| s.lanes[lane.0 as usize].name.clone())
+}

@@ -1,0 +1,85 @@
+//! Scheduling strategies: which ready task runs next. A strategy needs three things — to
+//! hear about new tasks, to pick among the ready ones, and its name — and draws every
+//! decision from the run's entropy source so that the tape replays the schedule.
+
+mod pct;
+mod random;
+
+pub use pct::Pct;
+pub use random::RandomWalk;
+
+use serde::{Deserialize, Serialize};
+
+use crate::entropy::Entropy;
+use crate::executor::TaskId;
+
+/// Picks the next task to poll.
+pub trait Strategy {
+    /// The strategy's name as written in scenarios and on the CLI.
+    fn name(&self) -> &'static str;
+    /// A task was spawned; its slot may be reused from a finished task.
+    fn on_spawn(&mut self, _task: TaskId, _entropy: &mut Entropy) {}
+    /// Index into `ready` (FIFO order, never empty) of the task to poll; 0 is the simplest.
+    fn pick(&mut self, ready: &[TaskId], entropy: &mut Entropy) -> usize;
+}
+
+/// A strategy and its parameters, as configured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum StrategyConfig {
+    /// Uniform among ready tasks.
+    Random,
+    /// Probabilistic concurrency testing with `depth` − 1 priority change points spread
+    /// over the first `horizon` scheduling steps.
+    Pct {
+        /// The bug depth targeted (d ≥ 1).
+        depth: u32,
+        /// Expected number of scheduling steps, where change points are drawn.
+        horizon: u32,
+    },
+}
+
+impl StrategyConfig {
+    /// PCT with the defaults used when only the name `pct` is given.
+    pub const PCT_DEFAULT: StrategyConfig = StrategyConfig::Pct { depth: 3, horizon: 2_000 };
+
+    /// Parses `random`, `pct`, or `pct:D` / `pct:D:H`.
+    pub fn parse(text: &str) -> Result<StrategyConfig, String> {
+        let mut parts = text.split(':');
+        match (parts.next(), parts.next(), parts.next(), parts.next()) {
+            (Some("random"), None, None, None) => Ok(StrategyConfig::Random),
+            (Some("pct"), depth, horizon, None) => {
+                let StrategyConfig::Pct { depth: d0, horizon: h0 } = Self::PCT_DEFAULT else { unreachable!() };
+                let depth = match depth {
+                    Some(d) => d.parse().map_err(|_| format!("pct depth {d:?} is not a number"))?,
+                    None => d0,
+                };
+                let horizon = match horizon {
+                    Some(h) => h.parse().map_err(|_| format!("pct horizon {h:?} is not a number"))?,
+                    None => h0,
+                };
+                if depth == 0 || horizon == 0 {
+                    return Err("pct depth and horizon must be at least 1".into());
+                }
+                Ok(StrategyConfig::Pct { depth, horizon })
+            }
+            _ => Err(format!("unknown strategy {text:?}; known: random, pct, pct:DEPTH, pct:DEPTH:HORIZON")),
+        }
+    }
+
+    /// The name as shown in reports: `random` or `pct:D:H`.
+    pub fn label(&self) -> String {
+        match self {
+            StrategyConfig::Random => "random".into(),
+            StrategyConfig::Pct { depth, horizon } => format!("pct:{depth}:{horizon}"),
+        }
+    }
+
+    /// Builds the strategy, drawing its initial decisions from `entropy`.
+    pub fn build(&self, entropy: &mut Entropy) -> Box<dyn Strategy> {
+        match *self {
+            StrategyConfig::Random => Box::new(RandomWalk),
+            StrategyConfig::Pct { depth, horizon } => Box::new(Pct::new(depth, horizon, entropy)),
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! The executor end to end: virtual time, determinism, nodes dying, restarting and pausing.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use sutra_sim_core::executor::{self as sim, sleep};
+use sutra_sim_core::{simulate, Check, Checker, CheckerKind, Event, EventKind, NodeStatus, RunConfig, Verdict};
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+enum Ev {
+    Tick(u32, u32),
+}
+
+impl EventKind for Ev {
+    fn name(&self) -> &'static str {
+        "tick"
+    }
+}
+
+fn ticking(seed: u64) -> sutra_sim_core::Outcome<Ev> {
+    let mut config = RunConfig::seeded(seed);
+    config.keep_trace = true;
+    simulate(&config, Vec::new(), |tracer| {
+        for task in 0..5u32 {
+            let tracer = tracer.clone();
+            sim::spawn(format!("ticker{task}"), async move {
+                for i in 0..10 {
+                    let ms = sim::choose(20) as u64;
+                    sleep(Duration::from_millis(ms)).await;
+                    tracer.emit(Ev::Tick(task, i));
+                }
+            });
+        }
+    })
+}
+
+#[test]
+fn the_same_seed_gives_the_same_trace_and_fingerprint() {
+    let a = ticking(11);
+    let b = ticking(11);
+    assert_eq!(a.verdict, Verdict::Pass);
+    assert_eq!(a.events, 50);
+    assert_eq!(a.trace, b.trace);
+    assert_eq!(a.fingerprint, b.fingerprint);
+    assert_ne!(a.fingerprint, ticking(12).fingerprint);
+}
+
+#[test]
+fn time_jumps_to_the_next_timer() {
+    let out = ticking(3);
+    let times: Vec<u64> = out.trace.iter().map(|e| e.time.0).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "time never goes back");
+    assert!(out.sim_time.as_millis() <= 10 * 19);
+}
+
+#[test]
+fn a_replayed_tape_gives_the_same_run() {
+    let first = ticking(5);
+    let mut config = RunConfig::seeded(0);
+    config.entropy = sutra_sim_core::EntropyMode::Tape(first.tape.clone());
+    config.keep_trace = true;
+    let tracer_run = |config: &RunConfig| {
+        simulate(config, Vec::new(), |tracer: &sutra_sim_core::Tracer<Ev>| {
+            for task in 0..5u32 {
+                let tracer = tracer.clone();
+                sim::spawn(format!("ticker{task}"), async move {
+                    for i in 0..10 {
+                        let ms = sim::choose(20) as u64;
+                        sleep(Duration::from_millis(ms)).await;
+                        tracer.emit(Ev::Tick(task, i));
+                    }
+                });
+            }
+        })
+    };
+    let replayed = tracer_run(&config);
+    assert_eq!(replayed.fingerprint, first.fingerprint);
+    assert_eq!(replayed.tape, first.tape);
+}
+
+#[test]
+fn a_killed_node_runs_no_more_and_a_restart_boots_a_new_incarnation() {
+    let log = Rc::new(RefCell::new(Vec::<String>::new()));
+    let log2 = log.clone();
+    let out = simulate(&RunConfig::seeded(1), Vec::<Box<dyn Checker<Ev, ()>>>::new(), move |_| {
+        let boot_log = log2.clone();
+        let node = sim::add_node(
+            "replica",
+            Some(Rc::new(move |node| {
+                let log = boot_log.clone();
+                sim::spawn_daemon_on(node, "beat", async move {
+                    loop {
+                        log.borrow_mut().push(format!("beat@{}#{}", sim::now().as_millis(), sim::incarnation(node)));
+                        sleep(Duration::from_millis(10)).await;
+                    }
+                });
+            })),
+        );
+        sim::spawn("driver", async move {
+            sleep(Duration::from_millis(25)).await;
+            sim::kill(node);
+            assert_eq!(sim::node_status(node), NodeStatus::Dead);
+            sleep(Duration::from_millis(30)).await;
+            sim::restart(node);
+            sleep(Duration::from_millis(15)).await;
+        });
+    });
+    assert_eq!(out.verdict, Verdict::Pass);
+    assert_eq!(*log.borrow(), vec!["beat@0#0", "beat@10#0", "beat@20#0", "beat@55#1", "beat@65#1"]);
+}
+
+#[test]
+fn a_paused_node_holds_its_timers_and_resumes_where_it_was() {
+    let log = Rc::new(RefCell::new(Vec::<u64>::new()));
+    let log2 = log.clone();
+    simulate(&RunConfig::seeded(1), Vec::<Box<dyn Checker<Ev, ()>>>::new(), move |_| {
+        let node = sim::add_node("replica", None);
+        let log = log2.clone();
+        sim::spawn_on(node, "worker", async move {
+            for _ in 0..3 {
+                sleep(Duration::from_millis(10)).await;
+                log.borrow_mut().push(sim::now().as_millis());
+            }
+        });
+        sim::spawn("driver", async move {
+            sleep(Duration::from_millis(15)).await;
+            sim::pause(node);
+            sleep(Duration::from_millis(100)).await;
+            sim::resume(node);
+        });
+    });
+    // The 20ms timer fired while paused and was held until the resume at 115ms.
+    assert_eq!(*log.borrow(), vec![10, 115, 125]);
+}
+
+struct NoTickThree;
+impl Checker<Ev, ()> for NoTickThree {
+    fn name(&self) -> &str {
+        "no-tick-three"
+    }
+    fn kind(&self) -> CheckerKind {
+        CheckerKind::Always
+    }
+    fn on_event(&mut self, event: &Event<Ev>, _: &()) -> Check {
+        match event.kind {
+            Ev::Tick(_, 3) => Check::Fail(format!("tick 3 at {}", event.time)),
+            _ => Check::Ok,
+        }
+    }
+}
+
+#[test]
+fn the_first_failing_always_checker_ends_the_run() {
+    let out = simulate(&RunConfig::seeded(2), vec![Box::new(NoTickThree) as Box<dyn Checker<Ev, ()>>], |tracer| {
+        let tracer = tracer.clone();
+        sim::spawn("t", async move {
+            for i in 0..10 {
+                tracer.emit(Ev::Tick(0, i));
+                sim::yield_now().await;
+            }
+        });
+    });
+    assert!(matches!(&out.verdict, Verdict::Violation { checker, .. } if checker == "no-tick-three"));
+    assert_eq!(out.events, 4);
+    assert_eq!(out.failing_event, Some(3));
+}
+
+#[test]
+fn a_panic_in_model_code_is_a_crash_not_the_end_of_the_process() {
+    let out = simulate(&RunConfig::seeded(2), Vec::<Box<dyn Checker<Ev, ()>>>::new(), |_| {
+        sim::spawn("t", async move {
+            sleep(Duration::from_millis(1)).await;
+            panic!("model bug at step 3");
+        });
+    });
+    assert_eq!(out.verdict, Verdict::Crash { message: "model bug at step 3".into() });
+}
