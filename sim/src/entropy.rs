@@ -180,6 +180,12 @@ impl Entropy {
         Tape(self.recorded.clone())
     }
 
+    /// The tape of this run so far, moved out: recording starts again from empty. For the
+    /// end of a run, where copying a long tape would be waste.
+    pub fn take_tape(&mut self) -> Tape {
+        Tape(std::mem::take(&mut self.recorded))
+    }
+
     /// For a replay: how many tape entries were read, and whether reading went past the end.
     pub fn replay_position(&self) -> Option<(usize, usize)> {
         match &self.source {

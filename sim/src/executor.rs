@@ -1,7 +1,7 @@
 //! The single-threaded executor of the simulated world.
 //!
 //! Tasks are futures owned by nodes. The executor keeps a ready list (in the order tasks
-//! became ready) and a timer heap keyed by (deadline, registration order). It polls one
+//! became ready) and a timer queue ordered by (deadline, registration order). It polls one
 //! ready task at a time, chosen by the run's [`Strategy`]; when nothing is ready, virtual
 //! time jumps to the earliest timer. No thread, no wall clock, no OS randomness: the same
 //! entropy gives the same sequence of polls.
@@ -14,10 +14,13 @@
 //! Wakers carry only a task id (slot and generation) and reach the executor through the
 //! same thread-local, so waking allocates nothing and a waker of a finished or killed task
 //! is harmlessly ignored.
+//!
+//! The poll loop is the hot path of every sweep (DESIGN §12), so the thread-local is a bare
+//! pointer (one load, no lazy-init check, no second `RefCell`), the ready list takes its
+//! oldest task without shifting the rest ([`crate::ready`]), and the timer queue registers
+//! a timer without a comparison chain ([`crate::timer`]).
 
 use std::cell::{Cell, RefCell};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -26,8 +29,10 @@ use std::time::Duration;
 
 use crate::entropy::{Entropy, Stream};
 use crate::node::{BootFn, Node, NodeClock, NodeId, NodeStatus};
-use crate::strategy::{Strategy, StrategyConfig};
+use crate::ready::ReadyList;
+use crate::strategy::{Scheduler, Strategy, StrategyConfig};
 use crate::time::SimTime;
+use crate::timer::TimerQueue;
 
 /// Upper bound on live tasks at once; more is a runaway spawn loop.
 pub const TASKS_MAX: usize = 1 << 20;
@@ -58,6 +63,11 @@ impl TaskId {
 
     fn unpack(bits: usize) -> TaskId {
         TaskId { slot: bits as u32, generation: (bits >> 32) as u32 }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn for_test(slot: u32) -> TaskId {
+        TaskId { slot, generation: 0 }
     }
 }
 
@@ -95,14 +105,17 @@ struct State {
     now: SimTime,
     slots: Vec<Slot>,
     free: Vec<u32>,
-    /// Ready tasks of alive nodes, in the order they became ready.
-    ready: Vec<TaskId>,
-    /// (deadline, registration sequence, task): earliest first, ties in registration order.
-    timers: BinaryHeap<Reverse<(SimTime, u64, TaskId)>>,
-    timer_seq: u64,
+    /// Ready tasks of alive nodes, in the order they became ready (front = oldest, which
+    /// is index 0 for the strategy).
+    ready: ReadyList,
+    /// Earliest deadline first, ties in registration order.
+    /// Invariant: every deadline is later than `now` (a due sleep never registers).
+    timers: TimerQueue,
+    /// The tasks of the timers being fired; kept between steps for its allocation.
+    due_scratch: Vec<TaskId>,
     nodes: Vec<Node>,
     entropy: Entropy,
-    strategy: Box<dyn Strategy>,
+    strategy: Scheduler,
     current: Option<TaskId>,
     /// Count of live non-daemon tasks; the run is finished when it reaches zero.
     live_work: usize,
@@ -135,21 +148,27 @@ pub struct Executor {
 }
 
 thread_local! {
-    static CURRENT: RefCell<Option<Rc<RefCell<State>>>> = const { RefCell::new(None) };
-    static ENTERED: Cell<bool> = const { Cell::new(false) };
+    /// The entered world's state, or null when none is entered.
+    ///
+    /// Invariant: non-null only while the [`EnterGuard`] that set it is alive. The guard
+    /// owns an `Rc` of the state and nulls this pointer before releasing it, so a non-null
+    /// pointer always points at live state. A plain `Cell` of a pointer has no destructor,
+    /// so reading it costs one load: no lazy registration check, no `RefCell` flag.
+    static CURRENT: Cell<*const RefCell<State>> = const { Cell::new(std::ptr::null()) };
 }
 
 /// Restores the thread's executor slot when dropped; returned by [`Executor::enter`].
 pub struct EnterGuard {
-    _private: (),
+    /// Keeps the state alive for as long as [`CURRENT`] points at it.
+    state: Rc<RefCell<State>>,
 }
 
 impl Drop for EnterGuard {
     fn drop(&mut self) {
-        let previous = CURRENT.with(|c| c.borrow_mut().take());
-        ENTERED.with(|e| e.set(false));
-        // Dropping the state may drop futures that touch the thread-local; do it after.
-        drop(previous);
+        debug_assert!(std::ptr::eq(CURRENT.get(), Rc::as_ptr(&self.state)), "guards drop in the order entered");
+        // Null the pointer first: dropping the state (after this body, with `self.state`)
+        // may drop futures that touch the thread-local, and they must find no world.
+        CURRENT.set(std::ptr::null());
     }
 }
 
@@ -157,7 +176,7 @@ impl Executor {
     /// A new executor drawing from `entropy` and scheduling with `strategy`. Node 0, the
     /// world node, exists from the start.
     pub fn new(mut entropy: Entropy, strategy: StrategyConfig) -> Executor {
-        let strategy = strategy.build(&mut entropy);
+        let strategy = strategy.scheduler(&mut entropy);
         let world = Node {
             name: Rc::from("world"),
             incarnation: 0,
@@ -170,9 +189,9 @@ impl Executor {
             now: SimTime::ZERO,
             slots: Vec::with_capacity(256),
             free: Vec::new(),
-            ready: Vec::with_capacity(256),
-            timers: BinaryHeap::with_capacity(256),
-            timer_seq: 0,
+            ready: ReadyList::with_capacity(256),
+            timers: TimerQueue::default(),
+            due_scratch: Vec::new(),
             nodes: vec![world],
             entropy,
             strategy,
@@ -190,12 +209,9 @@ impl Executor {
     ///
     /// Panics if another executor is already entered on this thread.
     pub fn enter(&self) -> EnterGuard {
-        ENTERED.with(|e| {
-            assert!(!e.get(), "an executor is already entered on this thread");
-            e.set(true);
-        });
-        CURRENT.with(|c| *c.borrow_mut() = Some(self.state.clone()));
-        EnterGuard { _private: () }
+        assert!(CURRENT.get().is_null(), "an executor is already entered on this thread");
+        CURRENT.set(Rc::as_ptr(&self.state));
+        EnterGuard { state: self.state.clone() }
     }
 
     /// Runs one scheduling step: poll one ready task, or advance time to the next timer.
@@ -212,7 +228,9 @@ impl Executor {
                 return if s.fire_next_timers() { Step::Advanced } else { s.stuck() };
             }
             let State { ready, strategy, entropy, .. } = &mut *s;
-            let index = if ready.len() == 1 { 0 } else { strategy.pick(ready, entropy) };
+            // One ready task is a forced choice: no draw, and the strategy's step count
+            // does not move.
+            let index = if ready.len() == 1 { 0 } else { strategy.pick(ready.as_slice(), entropy) };
             debug_assert!(index < ready.len(), "strategy picked outside the ready list");
             let id = ready.remove(index);
             let task = s.task_mut(id).expect("ready tasks are alive");
@@ -260,6 +278,12 @@ impl Executor {
     /// The tape of all draws so far (schedule and model).
     pub fn tape(&self) -> crate::entropy::Tape {
         self.state.borrow().entropy.tape()
+    }
+
+    /// The tape of all draws so far, moved out instead of copied: for the end of a run.
+    /// The executor records nothing after this; [`Executor::tape`] then starts empty.
+    pub fn take_tape(&self) -> crate::entropy::Tape {
+        self.state.borrow_mut().entropy.take_tape()
     }
 
     /// For a replayed run: (tape entries read, tape length).
@@ -392,7 +416,7 @@ impl State {
         task.queued = true;
         let node = &mut self.nodes[task.node.0 as usize];
         match node.status {
-            NodeStatus::Alive => self.ready.push(id),
+            NodeStatus::Alive => self.ready.push_back(id),
             NodeStatus::Paused => node.held.push(id),
             NodeStatus::Dead => unreachable!("a dead node has no tasks"),
         }
@@ -400,17 +424,18 @@ impl State {
 
     /// Advances time to the earliest timer and wakes every task due then. False if no timer.
     fn fire_next_timers(&mut self) -> bool {
-        let Some(Reverse((deadline, _, _))) = self.timers.peek().copied() else { return false };
-        debug_assert!(deadline >= self.now, "timers never lie in the past");
-        self.now = self.now.max(deadline);
-        while let Some(Reverse((t, _, id))) = self.timers.peek().copied() {
-            if t > self.now {
-                break;
+        let mut due = std::mem::take(&mut self.due_scratch);
+        let fired = self.timers.pop_earliest_into(&mut due);
+        if let Some(deadline) = fired {
+            debug_assert!(deadline > self.now, "timers never lie in the past");
+            self.now = deadline;
+            for &id in &due {
+                self.wake(id);
             }
-            self.timers.pop();
-            self.wake(id);
         }
-        true
+        due.clear();
+        self.due_scratch = due;
+        fired.is_some()
     }
 
     fn stuck(&self) -> Step {
@@ -443,11 +468,13 @@ fn waker_clone(data: *const ()) -> RawWaker {
 
 fn waker_wake(data: *const ()) {
     let id = TaskId::unpack(data as usize);
-    CURRENT.with(|c| {
-        if let Some(state) = c.borrow().as_ref() {
-            state.borrow_mut().wake(id);
-        }
-    });
+    let state = CURRENT.get();
+    if state.is_null() {
+        // The world is gone (a future dropped after the run woke a waiter): nothing to do.
+        return;
+    }
+    // SAFETY: non-null means an EnterGuard owning this state is alive (see `CURRENT`).
+    unsafe { &*state }.borrow_mut().wake(id);
 }
 
 fn waker_drop(_: *const ()) {}
@@ -455,18 +482,19 @@ fn waker_drop(_: *const ()) {}
 // ---------------------------------------------------------------------------------------
 // The ambient API of the simulated world.
 
+#[inline]
 fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
-    CURRENT.with(|c| {
-        let c = c.borrow();
-        let state = c.as_ref().expect("no simulated world is entered on this thread");
-        let mut s = state.borrow_mut();
-        f(&mut s)
-    })
+    let state = CURRENT.get();
+    assert!(!state.is_null(), "no simulated world is entered on this thread");
+    // SAFETY: non-null means an EnterGuard owning this state is alive (see `CURRENT`), and
+    // every `f` here is executor code that never drops a guard, so it stays alive for `f`.
+    let state = unsafe { &*state };
+    f(&mut state.borrow_mut())
 }
 
 /// True if a simulated world is entered on this thread.
 pub fn in_simulation() -> bool {
-    ENTERED.with(|e| e.get())
+    !CURRENT.get().is_null()
 }
 
 /// The current simulated time.
@@ -563,9 +591,7 @@ impl Future for Sleep {
             }
             if !registered {
                 let id = s.current.expect("sleep polled outside a task");
-                let seq = s.timer_seq;
-                s.timer_seq += 1;
-                s.timers.push(Reverse((deadline, seq, id)));
+                s.timers.push(deadline, id);
             }
             false
         });
@@ -697,8 +723,9 @@ pub fn pause(node: NodeId) {
             return;
         }
         let (mine, others): (Vec<TaskId>, Vec<TaskId>) =
-            s.ready.iter().partition(|id| s.task(**id).is_some_and(|t| t.node == node));
-        s.ready = others;
+            s.ready.as_slice().iter().partition(|id| s.task(**id).is_some_and(|t| t.node == node));
+        s.ready.clear();
+        s.ready.extend(others);
         let n = &mut s.nodes[node.0 as usize];
         n.status = NodeStatus::Paused;
         n.held = mine;

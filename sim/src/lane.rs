@@ -9,7 +9,9 @@
 //!   gets [`LaneError::Reentrant`] right at the call site — never a hang;
 //! - **plain owned collections** (L4): the state `S` is an ordinary value behind the lane,
 //!   touched only from a turn ([`StateLane::with`] refuses off-turn access);
-//! - `run` / `try_post` / `close` contracts (L5), `current` / `is_on_lane` (L6);
+//! - `run` / `try_post` / `close` contracts (L5), `current` / `is_on_lane` (L6); a `close`
+//!   from the lane's own turn is refused like a reentrant `run`, since waiting for the drain
+//!   there waits for that very turn;
 //! - **completion boundary** (L10): a caller's continuation runs in the caller's own task,
 //!   after the turn has ended and the lane marker is released; work started from a turn
 //!   with [`StateLane::start_detached`] does not inherit the lane.
@@ -17,7 +19,9 @@
 //! The lane marker lives on the task executing the turn. The executor knows which task
 //! holds each lane's turn and which lane each task waits on, so a reentrant wait that
 //! slipped past the check (a broken lane) shows up as a wait-for cycle: a Hang naming the
-//! lane, never a silent stall.
+//! lane, never a silent stall. A lane whose node died (its worker task dropped) refuses
+//! everything and drops what was queued, so its callers get [`LaneError::Aborted`] rather
+//! than waiting for a worker that will never come back.
 //!
 //! [`LaneFlaws`] deliberately break single guarantees. They exist so that the tests of the
 //! lane (spec 003 §8) and the model's mutants can show that a broken lane is caught.
@@ -27,9 +31,9 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
-use crate::executor::{self, LaneKey};
+use crate::executor::{self, LaneKey, TaskId};
 use crate::sync::{oneshot, Notify};
 
 type Work = Pin<Box<dyn Future<Output = ()>>>;
@@ -50,7 +54,8 @@ pub enum LaneError {
         /// The closed lane.
         lane: String,
     },
-    /// The item was dropped before it completed (its node died).
+    /// The item was dropped before it completed, or cannot run at all: the node running the
+    /// lane's worker died.
     Aborted {
         /// The lane.
         lane: String,
@@ -62,7 +67,7 @@ impl fmt::Display for LaneError {
         match self {
             LaneError::Reentrant { lane } => write!(f, "reentrant call on state lane {lane}: already on its turn"),
             LaneError::Closed { lane } => write!(f, "state lane {lane} is closed"),
-            LaneError::Aborted { lane } => write!(f, "work on state lane {lane} was dropped before it completed"),
+            LaneError::Aborted { lane } => write!(f, "work on state lane {lane} was dropped: the lane's node died"),
         }
     }
 }
@@ -123,6 +128,9 @@ struct Inner<S> {
     closed: Cell<bool>,
     /// True while the worker executes an item.
     busy: Cell<bool>,
+    /// Set when the worker task is dropped (its node died): nothing will run the queue again.
+    /// Invariant: once true, never false again, and the queue stays empty.
+    worker_gone: Cell<bool>,
     wake_worker: Notify,
     drained: Notify,
     flaws: LaneFlaws,
@@ -166,6 +174,7 @@ impl<S: 'static> StateLane<S> {
             submitted: Cell::new(0),
             closed: Cell::new(false),
             busy: Cell::new(false),
+            worker_gone: Cell::new(false),
             wake_worker: Notify::new(),
             drained: Notify::new(),
             flaws,
@@ -178,7 +187,8 @@ impl<S: 'static> StateLane<S> {
         StateLane { inner }
     }
 
-    async fn work_loop(lane: std::rc::Weak<Inner<S>>) {
+    async fn work_loop(lane: Weak<Inner<S>>) {
+        let _worker = Worker { lane: lane.clone() };
         loop {
             let next = {
                 let Some(inner) = lane.upgrade() else { return };
@@ -225,32 +235,27 @@ impl<S: 'static> StateLane<S> {
     ///
     /// The reentrancy check happens here, at the call site: a caller already on this lane's
     /// turn gets `Err(Reentrant)` from the returned future at once. A closed lane gives
-    /// `Err(Closed)` at once. The result reaches the caller's task after the turn ended.
+    /// `Err(Closed)` at once, and a lane whose node died `Err(Aborted)`. The result reaches
+    /// the caller's task after the turn ended.
     pub fn run<T: 'static>(
         &self,
         work: impl Future<Output = T> + 'static,
     ) -> impl Future<Output = Result<T, LaneError>> + 'static {
         let inner = self.inner.clone();
         let refused = if inner.flaws.skip_reentrancy_check { Ok(()) } else { self.throw_if_reentrant() };
-        let receiver = match refused {
-            Ok(()) => {
-                let (tx, rx) = oneshot();
-                let accepted = self.submit(Box::pin(async move {
-                    let value = work.await;
-                    tx.send(value);
-                }));
-                accepted.then_some(rx)
-            }
-            Err(_) => None,
-        };
+        let receiver = refused.and_then(|()| {
+            let (tx, rx) = oneshot();
+            self.submit(Box::pin(async move {
+                let value = work.await;
+                tx.send(value);
+            }))
+            .map(|()| rx)
+        });
         async move {
-            refused?;
-            let Some(rx) = receiver else {
-                return Err(LaneError::Closed { lane: inner.name.to_string() });
-            };
-            executor::set_waiting_on_lane(Some(inner.key));
+            let rx = receiver?;
+            let waiting = WaitingOnLane::start(inner.key);
             let result = rx.await;
-            executor::set_waiting_on_lane(None);
+            drop(waiting);
             if inner.flaws.complete_inside_turn {
                 if let Some(me) = executor::current_task() {
                     executor::leak_marker(me, Some(inner.key));
@@ -271,17 +276,20 @@ impl<S: 'static> StateLane<S> {
     }
 
     /// Enqueues `work` without waiting for it (spec 003 `tryPost`); false if the lane is
-    /// closed (or the caller is on this lane's turn and the check is on: posting from a
-    /// turn is fine — it does not wait — so it is allowed).
+    /// closed or its node died. Posting from the lane's own turn is allowed: it does not
+    /// wait, so it cannot wait for itself.
     pub fn try_post(&self, work: impl Future<Output = ()> + 'static) -> bool {
-        self.submit(Box::pin(work))
+        self.submit(Box::pin(work)).is_ok()
     }
 
-    fn submit(&self, work: Work) -> bool {
+    fn submit(&self, work: Work) -> Result<(), LaneError> {
         let inner = &self.inner;
+        if inner.worker_gone.get() {
+            return Err(LaneError::Aborted { lane: inner.name.to_string() });
+        }
         if inner.closed.get() && !inner.flaws.accept_after_close {
             inner.notify(LaneEvent::ClosedRefused);
-            return false;
+            return Err(LaneError::Closed { lane: inner.name.to_string() });
         }
         let item = inner.submitted.get();
         inner.submitted.set(item + 1);
@@ -300,7 +308,7 @@ impl<S: 'static> StateLane<S> {
         }
         inner.notify(LaneEvent::Submitted { item });
         inner.wake_worker.notify();
-        true
+        Ok(())
     }
 
     /// Raises the reentrancy error here if the caller is on this lane's turn (spec 003
@@ -330,15 +338,26 @@ impl<S: 'static> StateLane<S> {
     }
 
     /// Stops accepting work and completes once everything accepted has run (spec 003 `close`).
-    pub fn close(&self) -> impl Future<Output = ()> + 'static {
+    ///
+    /// Called from this lane's own turn, it is refused at the call site with
+    /// `Err(Reentrant)` and closes nothing: waiting for the lane to drain from inside one of
+    /// its turns waits for that very turn (spec 003 §7), the same self-wait as a reentrant
+    /// `run`.
+    pub fn close(&self) -> impl Future<Output = Result<(), LaneError>> + 'static {
         let inner = self.inner.clone();
-        inner.closed.set(true);
-        inner.wake_worker.notify();
+        let refused = if inner.flaws.skip_reentrancy_check { Ok(()) } else { self.throw_if_reentrant() };
+        if refused.is_ok() {
+            inner.closed.set(true);
+            inner.wake_worker.notify();
+        }
         async move {
+            refused?;
+            let mut waiting = None;
             loop {
                 if inner.queue.borrow().is_empty() && !inner.busy.get() {
-                    return;
+                    return Ok(());
                 }
+                waiting.get_or_insert_with(|| WaitingOnLane::start(inner.key));
                 inner.drained.notified().await;
             }
         }
@@ -387,11 +406,193 @@ impl<S: 'static> StateLane<S> {
     }
 }
 
+/// Lives exactly as long as the lane's worker task. When that task is dropped with its node,
+/// nothing will run the queue again: the lane then refuses new work, and the queued items are
+/// dropped so that each waiting caller gets `Aborted` instead of waiting forever.
+struct Worker<S> {
+    lane: Weak<Inner<S>>,
+}
+
+impl<S> Drop for Worker<S> {
+    fn drop(&mut self) {
+        let Some(inner) = self.lane.upgrade() else { return };
+        inner.worker_gone.set(true);
+        inner.busy.set(false);
+        // Dropped outside the borrow: an item's destructor wakes its caller and may touch
+        // the lane.
+        let queued = std::mem::take(&mut *inner.queue.borrow_mut());
+        drop(queued);
+        inner.drained.notify();
+    }
+}
+
+/// Marks the current task as waiting on a lane, for the executor's wait-for cycle check,
+/// for exactly as long as the wait lasts. A wait abandoned midway (its future dropped by a
+/// timeout or a select) clears the mark too: a stale mark would make a later, innocent wait
+/// on this task's turn look like a cycle, and end a sound run as a hang.
+struct WaitingOnLane {
+    task: Option<TaskId>,
+}
+
+impl WaitingOnLane {
+    fn start(lane: LaneKey) -> WaitingOnLane {
+        executor::set_waiting_on_lane(Some(lane));
+        WaitingOnLane { task: executor::current_task() }
+    }
+}
+
+impl Drop for WaitingOnLane {
+    fn drop(&mut self) {
+        // Only the waiting task's own poll can clear its mark. A future dropped with its
+        // killed task, or after the world ended, has no task left to carry a mark.
+        if self.task.is_some() && executor::in_simulation() && executor::current_task() == self.task {
+            executor::set_waiting_on_lane(None);
+        }
+    }
+}
+
 impl<S> Inner<S> {
     fn notify(&self, event: LaneEvent) {
         let observer = self.observer.borrow().clone();
         if let Some(o) = observer {
             o(event);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The lane's own edges that spec 003 §8 does not list (those are `tests/state_lane.rs`):
+    //! closing from a turn, abandoned waits, and a lane whose node died.
+
+    use std::cell::RefCell;
+    use std::pin::pin;
+    use std::rc::Rc;
+    use std::task::Poll;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::checker::Checker;
+    use crate::executor::{sleep, spawn, spawn_on};
+    use crate::node::NodeId;
+    use crate::run::{simulate, RunConfig};
+    use crate::verdict::Verdict;
+
+    #[derive(Clone, Debug, serde::Serialize)]
+    enum Quiet {}
+
+    impl crate::trace::EventKind for Quiet {
+        fn name(&self) -> &'static str {
+            match *self {}
+        }
+    }
+
+    fn run_world(setup: impl FnOnce()) -> Verdict {
+        simulate(&RunConfig::seeded(7), Vec::<Box<dyn Checker<Quiet, ()>>>::new(), |_| setup()).verdict
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn closing_a_lane_from_its_own_turn_is_refused_at_the_call_site() {
+        let seen = Rc::new(RefCell::new(None));
+        let seen_in = seen.clone();
+        let verdict = run_world(move || {
+            let lane = StateLane::new("self-closing", ());
+            spawn("caller", async move {
+                let turn_lane = lane.clone();
+                let inside = lane.run(async move { turn_lane.close().await }).await;
+                let closed_by_the_refusal = lane.is_closed();
+                let outside = lane.close().await;
+                *seen_in.borrow_mut() = Some((inside, closed_by_the_refusal, outside));
+            });
+        });
+        assert_eq!(verdict, Verdict::Pass, "a close awaited inside its own turn must not hang");
+        let refused = Err(LaneError::Reentrant { lane: "self-closing".into() });
+        assert_eq!(*seen.borrow(), Some((Ok(refused), false, Ok(()))));
+    }
+
+    #[test]
+    fn an_abandoned_wait_leaves_no_mark_that_fakes_a_cycle() {
+        let entered = Rc::new(RefCell::new(None));
+        let entered_in = entered.clone();
+        let verdict = run_world(move || {
+            let a = StateLane::new("a", ());
+            let b = StateLane::new("b", ());
+            let (a2, b2, b3) = (a.clone(), b.clone(), b.clone());
+            spawn("holds-b", async move {
+                let _ = b.run(sleep(ms(5))).await;
+            });
+            spawn("turn-on-a", async move {
+                sleep(ms(1)).await;
+                let _ = a
+                    .run(async move {
+                        // Waits on b while b is busy and gives up after one poll, dropping
+                        // the wait, as a timeout would.
+                        {
+                            let mut wait = pin!(b2.run(async {}));
+                            std::future::poll_fn(|cx| {
+                                assert!(wait.as_mut().poll(cx).is_pending(), "b is busy");
+                                Poll::Ready(())
+                            })
+                            .await;
+                        }
+                        // Still on a's turn, waiting on nothing of b's any more.
+                        sleep(ms(20)).await;
+                    })
+                    .await;
+            });
+            spawn("b-enters-a", async move {
+                sleep(ms(2)).await;
+                let result = b3.run(async move { a2.run(async {}).await }).await;
+                *entered_in.borrow_mut() = Some(result);
+            });
+        });
+        assert_eq!(verdict, Verdict::Pass, "b's turn waiting on a is no cycle: a's turn waits on nothing");
+        assert_eq!(*entered.borrow(), Some(Ok(Ok(()))));
+    }
+
+    #[test]
+    fn callers_queued_on_a_lane_whose_node_died_are_aborted_not_left_waiting() {
+        let results = Rc::new(RefCell::new(Vec::new()));
+        let results_in = results.clone();
+        let verdict = run_world(move || {
+            let replica = executor::add_node("replica", None);
+            spawn_on(replica, "owner", async move {
+                let lane = StateLane::new("replica-state", ());
+                for caller in 0..2u64 {
+                    let (lane, results) = (lane.clone(), results_in.clone());
+                    spawn_on(NodeId::WORLD, format!("caller{caller}"), async move {
+                        let result = lane.run(sleep(ms(10))).await;
+                        results.borrow_mut().push((caller, "queued or running", result));
+                        if caller == 1 {
+                            // Every later submission is refused at once as well.
+                            let after = lane.run(async {}).await;
+                            results.borrow_mut().push((caller, "after", after));
+                            assert!(!lane.try_post(async {}), "a lane whose node died accepts nothing");
+                            let close = lane.close().await;
+                            results.borrow_mut().push((caller, "close", close));
+                        }
+                    });
+                }
+            });
+            spawn("killer", async move {
+                sleep(ms(5)).await;
+                executor::kill(replica);
+            });
+        });
+        assert_eq!(verdict, Verdict::Pass);
+        let aborted = Err(LaneError::Aborted { lane: "replica-state".into() });
+        let mut results = results.borrow().clone();
+        results.sort_by_key(|(caller, what, _)| (*caller, *what));
+        let expected = vec![
+            (0, "queued or running", aborted.clone()),
+            (1, "after", aborted.clone()),
+            (1, "close", Ok(())),
+            (1, "queued or running", aborted),
+        ];
+        assert_eq!(results, expected);
     }
 }

@@ -12,16 +12,19 @@
 //! or randomly seeded hash maps inside the simulated world.
 #![deny(missing_docs)]
 
+pub mod bench;
 pub mod cell;
 pub mod checker;
 pub mod entropy;
 pub mod executor;
 pub mod lane;
 pub mod node;
+mod ready;
 pub mod run;
 pub mod strategy;
 pub mod sync;
 pub mod time;
+mod timer;
 pub mod trace;
 pub mod verdict;
 

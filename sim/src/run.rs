@@ -264,7 +264,7 @@ where
         events: judge.events,
         polls: executor.polls(),
         sim_time: executor.now(),
-        tape: executor.tape(),
+        tape: executor.take_tape(),
         replay_position: executor.replay_position(),
         trace: std::mem::take(&mut judge.trace),
         reached,

@@ -77,9 +77,49 @@ impl StrategyConfig {
 
     /// Builds the strategy, drawing its initial decisions from `entropy`.
     pub fn build(&self, entropy: &mut Entropy) -> Box<dyn Strategy> {
+        Box::new(self.scheduler(entropy))
+    }
+
+    /// Builds the strategy as a [`Scheduler`], drawing its initial decisions from `entropy`.
+    pub fn scheduler(&self, entropy: &mut Entropy) -> Scheduler {
         match *self {
-            StrategyConfig::Random => Box::new(RandomWalk),
-            StrategyConfig::Pct { depth, horizon } => Box::new(Pct::new(depth, horizon, entropy)),
+            StrategyConfig::Random => Scheduler::Random(RandomWalk),
+            StrategyConfig::Pct { depth, horizon } => Scheduler::Pct(Pct::new(depth, horizon, entropy)),
+        }
+    }
+}
+
+/// One of the built-in strategies, dispatched without a virtual call. The executor asks
+/// for a pick on nearly every poll; a `dyn Strategy` there costs a call that cannot be
+/// inlined, and with it the draw behind the pick.
+pub enum Scheduler {
+    /// Uniform among ready tasks.
+    Random(RandomWalk),
+    /// Probabilistic concurrency testing.
+    Pct(Pct),
+}
+
+impl Strategy for Scheduler {
+    fn name(&self) -> &'static str {
+        match self {
+            Scheduler::Random(s) => s.name(),
+            Scheduler::Pct(s) => s.name(),
+        }
+    }
+
+    #[inline]
+    fn on_spawn(&mut self, task: TaskId, entropy: &mut Entropy) {
+        match self {
+            Scheduler::Random(s) => s.on_spawn(task, entropy),
+            Scheduler::Pct(s) => s.on_spawn(task, entropy),
+        }
+    }
+
+    #[inline]
+    fn pick(&mut self, ready: &[TaskId], entropy: &mut Entropy) -> usize {
+        match self {
+            Scheduler::Random(s) => s.pick(ready, entropy),
+            Scheduler::Pct(s) => s.pick(ready, entropy),
         }
     }
 }

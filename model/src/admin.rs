@@ -1,0 +1,93 @@
+//! Administrative migration: at random times an operator moves an instance to another
+//! lane. The migration claims under a distinct owner that no lane can produce (R15); a
+//! refusal answers 409 `SUTRA.ADMIN.MIGRATE.CLAIM_HELD` having read and written nothing
+//! (R6); a granted one rewrites the replica's binding table and releases with its write.
+
+use std::rc::Rc;
+
+use sutra_sim_core::executor::{self, sleep};
+use sutra_sim_core::NodeStatus;
+
+use crate::event::{Exit, ModelEvent, Reaction};
+use crate::ids::{Code, OwnerId, ResumePath};
+use crate::mutant::Mutant;
+use crate::store::ClaimResult;
+use crate::streams;
+use crate::world::World;
+
+/// The operator: considers a migration every fault tick until the heal.
+pub async fn operator(world: Rc<World>) {
+    loop {
+        sleep(world.faults.tick).await;
+        if world.healed.get() {
+            return;
+        }
+        if world.faults.migration_per_tick.is_never() || !world.faults.migration_per_tick.draw(streams::ADMIN) {
+            continue;
+        }
+        let instances = world.scenario.workload.instances;
+        let instance = crate::ids::InstanceId(executor::choose_in(streams::ADMIN, instances));
+        let replica = executor::choose_in(streams::ADMIN, world.scenario.topology.replicas);
+        let to_lane = executor::choose_in(streams::ADMIN, world.scenario.topology.lanes) as u16;
+        let (node, surface) = {
+            let replicas = world.replicas.borrow();
+            let slot = &replicas[replica as usize];
+            (slot.node, slot.surface.clone())
+        };
+        let Some(surface) = surface else { continue };
+        if executor::node_status(node) != NodeStatus::Alive
+            || surface.process != world.replicas.borrow()[replica as usize].process
+        {
+            continue;
+        }
+        let w = world.clone();
+        executor::spawn_daemon_on(node, "admin:migrate", async move {
+            migrate(&w, &surface, instance, to_lane).await;
+        });
+    }
+}
+
+async fn migrate(
+    world: &Rc<World>,
+    surface: &crate::replica::ReplicaSurface,
+    instance: crate::ids::InstanceId,
+    to_lane: u16,
+) {
+    let exec = world.new_exec();
+    let process = surface.process;
+    let owner = if world.mutant_is(Mutant::MigrateWithLaneOwner) {
+        // The careless version: "the lane that runs it is the natural owner".
+        OwnerId::lane(process, world.home_lane(instance))
+    } else {
+        OwnerId::migration(world.new_operation())
+    };
+    let path = ResumePath::Migration;
+    world.emit(ModelEvent::MigrationRequested { instance, exec, process, to_lane });
+    world.emit(ModelEvent::ClaimAttempt { instance, exec, owner, path });
+    match world.store.claim(instance, exec, owner, None, path).await {
+        ClaimResult::Refused { .. } => {
+            world.emit(ModelEvent::Refusal {
+                instance,
+                exec,
+                path,
+                code: Code::MigrateClaimHeld,
+                reaction: Reaction::Conflict409,
+            });
+            world.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::Refused });
+            return;
+        }
+        ClaimResult::Granted => {}
+    }
+    let (version, _) = world.store.read(instance).await;
+    world.emit(ModelEvent::Rehydrated { instance, exec, version });
+    if surface.bindings.rebind(instance, to_lane).await.is_err() {
+        world.store.release(instance, exec, owner).await;
+        world.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::LaneError });
+        return;
+    }
+    if !world.store.migrate_commit(instance, exec, owner).await {
+        world.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::LostClaim });
+        return;
+    }
+    world.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::Migrated });
+}

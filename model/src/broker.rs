@@ -1,0 +1,187 @@
+//! The broker: at-least-once delivery of relays with a prefetch window per consumer,
+//! ack and requeue (R4), and redelivery of a dead consumer's unacked relays.
+//!
+//! Consumers are replica processes. A relay stays unacked, owned by the process it was
+//! delivered to, until that process acks or requeues it; if the process dies, the broker
+//! notices within its liveness interval and puts the relay back.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
+use std::time::Duration;
+
+use sutra_sim_core::executor::{self, sleep};
+use sutra_sim_core::sync::Notify;
+use sutra_sim_core::{NodeId, Tracer};
+
+use crate::event::ModelEvent;
+use crate::ids::{InstanceId, MessageId, ProcessId, ResumePath};
+use crate::streams;
+
+/// A relay: resume `instance`'s step that expects version `expects`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Relay {
+    /// Stable across redeliveries.
+    pub message: MessageId,
+    /// The instance to resume.
+    pub instance: InstanceId,
+    /// The committed version the step expects to find.
+    pub expects: u64,
+    /// Relay, or a pull completion re-entering as a fresh delivery.
+    pub path: ResumePath,
+}
+
+/// One delivery of a relay to a consumer; the tag acks or requeues exactly it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    /// The relay.
+    pub relay: Relay,
+    /// Unique per delivery.
+    pub tag: u32,
+    /// Delivered before (after a requeue or a consumer death).
+    pub redelivery: bool,
+}
+
+#[derive(Default)]
+struct BrokerState {
+    ready: VecDeque<(Relay, bool)>,
+    /// tag → (consumer process, relay).
+    unacked: BTreeMap<u32, (ProcessId, Relay)>,
+    /// Unacked count per consumer.
+    in_flight: BTreeMap<ProcessId, u32>,
+    next_tag: u32,
+    next_message: u32,
+}
+
+/// The broker handle.
+#[derive(Clone)]
+pub struct Broker {
+    state: Rc<RefCell<BrokerState>>,
+    arrived: Notify,
+    tracer: Tracer<ModelEvent>,
+    prefetch: u32,
+}
+
+impl Broker {
+    /// An empty broker; consumers may hold `prefetch` unacked relays each.
+    pub fn new(tracer: Tracer<ModelEvent>, prefetch: u32) -> Broker {
+        Broker { state: Rc::new(RefCell::new(BrokerState::default())), arrived: Notify::new(), tracer, prefetch }
+    }
+
+    /// A fresh message id.
+    pub fn new_message(&self) -> MessageId {
+        let mut s = self.state.borrow_mut();
+        s.next_message += 1;
+        MessageId(s.next_message)
+    }
+
+    /// Publishes a relay, ready after `delay` (a task on the world node carries it there).
+    pub fn publish(&self, relay: Relay, delay: Duration) {
+        self.enqueue_after(relay, delay, false);
+    }
+
+    fn enqueue_after(&self, relay: Relay, delay: Duration, redelivery: bool) {
+        let broker = self.clone();
+        if delay.is_zero() {
+            broker.enqueue(relay, redelivery);
+            return;
+        }
+        executor::spawn_daemon_on(NodeId::WORLD, "broker:publish", async move {
+            sleep(delay).await;
+            broker.enqueue(relay, redelivery);
+        });
+    }
+
+    fn enqueue(&self, relay: Relay, redelivery: bool) {
+        self.state.borrow_mut().ready.push_back((relay, redelivery));
+        self.arrived.notify();
+    }
+
+    /// Waits for a relay for `consumer`, within its prefetch window.
+    pub async fn receive(&self, consumer: ProcessId) -> Delivery {
+        loop {
+            let taken = {
+                let mut s = self.state.borrow_mut();
+                let in_flight = s.in_flight.get(&consumer).copied().unwrap_or(0);
+                if in_flight < self.prefetch && !s.ready.is_empty() {
+                    let (relay, redelivery) = s.ready.pop_front().expect("checked non-empty");
+                    s.next_tag += 1;
+                    let tag = s.next_tag;
+                    s.unacked.insert(tag, (consumer, relay));
+                    *s.in_flight.entry(consumer).or_insert(0) += 1;
+                    Some(Delivery { relay, tag, redelivery })
+                } else {
+                    None
+                }
+            };
+            if let Some(d) = taken {
+                // Others may be waiting for what is still ready.
+                if !self.state.borrow().ready.is_empty() {
+                    self.arrived.notify();
+                }
+                return d;
+            }
+            self.arrived.notified().await;
+        }
+    }
+
+    /// Acks a delivery: it will not be delivered again. Acking an unknown tag does nothing.
+    pub fn ack(&self, tag: u32) {
+        let acked = self.settle(tag);
+        if let Some(relay) = acked {
+            self.tracer.emit(ModelEvent::RelayAcked { instance: relay.instance, message: relay.message });
+        }
+    }
+
+    /// Requeues a delivery for redelivery after `delay` (R4).
+    pub fn requeue(&self, tag: u32, delay: Duration) {
+        if let Some(relay) = self.settle(tag) {
+            self.tracer.emit(ModelEvent::RelayRequeued { instance: relay.instance, message: relay.message });
+            self.enqueue_after(relay, delay, true);
+        }
+    }
+
+    /// Delivers a copy of `relay` again later (the duplicate-delivery fault).
+    pub fn duplicate(&self, relay: Relay, delay: Duration) {
+        self.enqueue_after(relay, delay, true);
+    }
+
+    fn settle(&self, tag: u32) -> Option<Relay> {
+        let mut s = self.state.borrow_mut();
+        let (consumer, relay) = s.unacked.remove(&tag)?;
+        if let Some(n) = s.in_flight.get_mut(&consumer) {
+            *n -= 1;
+        }
+        drop(s);
+        self.arrived.notify();
+        Some(relay)
+    }
+
+    /// Puts every unacked relay of a dead consumer back (redelivery after consumer death).
+    pub fn reclaim(&self, dead: ProcessId) {
+        let reclaimed: Vec<Relay> = {
+            let mut s = self.state.borrow_mut();
+            let tags: Vec<u32> = s.unacked.iter().filter(|(_, (c, _))| *c == dead).map(|(t, _)| *t).collect();
+            s.in_flight.remove(&dead);
+            tags.into_iter().filter_map(|t| s.unacked.remove(&t)).map(|(_, r)| r).collect()
+        };
+        for relay in reclaimed {
+            self.tracer.emit(ModelEvent::RelayReclaimed {
+                instance: relay.instance,
+                message: relay.message,
+                process: dead,
+            });
+            self.enqueue(relay, true);
+        }
+    }
+
+    /// Processes holding unacked relays.
+    pub fn consumers(&self) -> Vec<ProcessId> {
+        self.state.borrow().in_flight.iter().filter(|(_, n)| **n > 0).map(|(p, _)| *p).collect()
+    }
+
+    /// A delivery delay in `[0, max]`.
+    pub fn delay_up_to(max: Duration) -> Duration {
+        streams::millis_up_to(streams::BROKER, max)
+    }
+}

@@ -1,0 +1,216 @@
+//! Coverage: the sometimes-properties of DESIGN.md §5. Each names a situation the faults
+//! are there to provoke; a sweep counts the seeds that reached it and flags any that no
+//! seed reached — a green run that never tested the thing is not a green run.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
+
+use crate::event::{ModelEvent, Reaction};
+use crate::ids::{ExecId, OwnerId, ProcessId};
+use crate::view::ModelView;
+
+/// The situations, in listing order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Situation {
+    /// A refused relay was requeued.
+    RelayRefused,
+    /// A refused timer fire was deferred.
+    TimerDeferred,
+    /// A migration was answered 409.
+    Admin409,
+    /// The sweeper cleared a claim whose owner's process had died.
+    SweepClearedDeadOwner,
+    /// A live-but-slow owner's commit was rejected.
+    SlowOwnerCommitRejected,
+    /// Mis-routed work bounced off the claim.
+    MisroutedWorkBounced,
+    /// A replica died while one of its executions was mid-step.
+    ReplicaDiedMidStep,
+    /// A paused replica carried on.
+    PausedReplicaResumed,
+    /// A replica with a skewed clock took a claim.
+    SkewedReplicaClaimed,
+    /// A pull worker completed a task.
+    PullTaskCompleted,
+    /// The broker redelivered a relay.
+    BrokerRedelivered,
+}
+
+const SITUATIONS: [(Situation, &str, &str); 11] = [
+    (Situation::RelayRefused, "sometimes-relay-refused", "a refused relay was requeued"),
+    (Situation::TimerDeferred, "sometimes-timer-deferred", "a refused timer fire was deferred"),
+    (Situation::Admin409, "sometimes-admin-409", "a migration was answered 409"),
+    (
+        Situation::SweepClearedDeadOwner,
+        "sometimes-sweep-cleared-dead-owner",
+        "the sweeper cleared a dead owner's claim",
+    ),
+    (
+        Situation::SlowOwnerCommitRejected,
+        "sometimes-slow-owner-commit-rejected",
+        "a live-but-slow owner's commit was rejected",
+    ),
+    (Situation::MisroutedWorkBounced, "sometimes-misrouted-work-bounced", "mis-routed work bounced off the claim"),
+    (Situation::ReplicaDiedMidStep, "sometimes-replica-died-mid-step", "a replica died mid-step"),
+    (Situation::PausedReplicaResumed, "sometimes-paused-replica-resumed", "a paused replica resumed"),
+    (Situation::SkewedReplicaClaimed, "sometimes-skewed-replica-claimed", "a replica with a skewed clock took a claim"),
+    (Situation::PullTaskCompleted, "sometimes-pull-task-completed", "a pull worker completed a task"),
+    (Situation::BrokerRedelivered, "sometimes-broker-redelivered", "the broker redelivered a relay"),
+];
+
+/// One sometimes-property and the little state it needs.
+pub struct Coverage {
+    situation: Situation,
+    name: &'static str,
+    dead: BTreeSet<ProcessId>,
+    owner_process: BTreeMap<OwnerId, ProcessId>,
+    in_step: BTreeMap<ExecId, ProcessId>,
+    misrouted: BTreeSet<ExecId>,
+    replica_process: BTreeMap<u32, ProcessId>,
+    skewed: BTreeSet<u32>,
+}
+
+/// Every coverage property's registration.
+pub fn specs() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
+    SITUATIONS
+        .iter()
+        .map(|&(situation, name, description)| CheckerSpec {
+            name,
+            kind: CheckerKind::Sometimes,
+            description,
+            rules: &[],
+            factory: Arc::new(move || {
+                Box::new(Coverage::new(situation, name)) as Box<dyn Checker<ModelEvent, ModelView>>
+            }),
+        })
+        .collect()
+}
+
+impl Coverage {
+    /// A fresh property for `situation`.
+    pub fn new(situation: Situation, name: &'static str) -> Coverage {
+        Coverage {
+            situation,
+            name,
+            dead: BTreeSet::new(),
+            owner_process: BTreeMap::new(),
+            in_step: BTreeMap::new(),
+            misrouted: BTreeSet::new(),
+            replica_process: BTreeMap::new(),
+            skewed: BTreeSet::new(),
+        }
+    }
+
+    fn reached(&mut self, kind: &ModelEvent) -> bool {
+        use ModelEvent as E;
+        match (self.situation, kind) {
+            (Situation::RelayRefused, E::Refusal { reaction: Reaction::Requeued, .. }) => true,
+            (Situation::TimerDeferred, E::Refusal { reaction: Reaction::Deferred { .. }, .. }) => true,
+            (Situation::Admin409, E::Refusal { reaction: Reaction::Conflict409, .. }) => true,
+            (Situation::SweepClearedDeadOwner, E::ClaimGranted { owner, process: Some(p), .. }) => {
+                self.owner_process.insert(*owner, *p);
+                false
+            }
+            (Situation::SweepClearedDeadOwner, E::ReplicaCrashed { process, .. }) => {
+                self.dead.insert(*process);
+                false
+            }
+            (Situation::SweepClearedDeadOwner, E::Swept { owner, .. }) => {
+                self.owner_process.get(owner).is_some_and(|p| self.dead.contains(p))
+            }
+            (Situation::SlowOwnerCommitRejected, E::CommitRejected { .. }) => true,
+            (Situation::MisroutedWorkBounced, E::Dispatched { exec, misrouted: true, .. }) => {
+                self.misrouted.insert(*exec);
+                false
+            }
+            (Situation::MisroutedWorkBounced, E::ClaimRefused { exec, .. }) => self.misrouted.contains(exec),
+            (Situation::ReplicaDiedMidStep, E::Dispatched { exec, process, .. }) => {
+                self.in_step.insert(*exec, *process);
+                false
+            }
+            (Situation::ReplicaDiedMidStep, E::StepEnded { exec, .. }) => {
+                self.in_step.remove(exec);
+                false
+            }
+            (Situation::ReplicaDiedMidStep, E::ReplicaCrashed { process, .. }) => {
+                self.in_step.values().any(|p| p == process)
+            }
+            (Situation::PausedReplicaResumed, E::ReplicaResumed { .. }) => true,
+            (Situation::SkewedReplicaClaimed, E::ClockSkewed { replica, .. }) => {
+                self.skewed.insert(*replica);
+                false
+            }
+            (Situation::SkewedReplicaClaimed, E::ReplicaRestarted { replica, process }) => {
+                self.replica_process.insert(*replica, *process);
+                false
+            }
+            (Situation::SkewedReplicaClaimed, E::ClaimGranted { process: Some(p), .. }) => {
+                // Process ids are handed out in boot order, replica i's first process is i+1.
+                let replica = self
+                    .replica_process
+                    .iter()
+                    .find(|(_, q)| *q == p)
+                    .map(|(r, _)| *r)
+                    .unwrap_or(p.0.saturating_sub(1));
+                self.skewed.contains(&replica)
+            }
+            (Situation::PullTaskCompleted, E::TaskCompleted { .. }) => true,
+            (Situation::BrokerRedelivered, E::RelayDelivered { redelivery: true, .. }) => true,
+            _ => false,
+        }
+    }
+}
+
+impl Checker<ModelEvent, ModelView> for Coverage {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn kind(&self) -> CheckerKind {
+        CheckerKind::Sometimes
+    }
+
+    fn on_event(&mut self, event: &Event<ModelEvent>, _view: &ModelView) -> Check {
+        if self.reached(&event.kind) {
+            Check::Reached
+        } else {
+            Check::Ok
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkers::testing::feed;
+    use crate::ids::{InstanceId, ResumePath};
+
+    #[test]
+    fn a_dead_owners_sweep_is_reached_and_a_live_ones_is_not() {
+        let owner = OwnerId::lane(ProcessId(3), 1);
+        let grant = ModelEvent::ClaimGranted {
+            instance: InstanceId(0),
+            exec: ExecId(1),
+            owner,
+            process: Some(ProcessId(3)),
+            path: ResumePath::Relay,
+            previous: None,
+            stale_age_ms: None,
+        };
+        let swept =
+            ModelEvent::Swept { instance: InstanceId(0), owner, age_ms: 31_000, by: ProcessId(1), lease_held: true };
+        let crash = ModelEvent::ReplicaCrashed { replica: 2, process: ProcessId(3) };
+        let mut c = Coverage::new(Situation::SweepClearedDeadOwner, "x");
+        assert_eq!(feed(&mut c, vec![(1, grant.clone()), (2, crash), (3, swept.clone())]), Check::Reached);
+        let mut c = Coverage::new(Situation::SweepClearedDeadOwner, "x");
+        assert_eq!(feed(&mut c, vec![(1, grant), (3, swept)]), Check::Ok);
+    }
+
+    #[test]
+    fn every_situation_has_a_distinct_name() {
+        let names: BTreeSet<&str> = SITUATIONS.iter().map(|s| s.1).collect();
+        assert_eq!(names.len(), SITUATIONS.len());
+    }
+}

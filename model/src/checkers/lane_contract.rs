@@ -1,0 +1,134 @@
+//! lane-contract (always; L1–L6, L10): on every state lane, one turn at a time, turns in
+//! submission order, and no reentrant entry — a reentrant call must surface as an error at
+//! its call site, which in a correct model never happens. (A reentrant call that is not
+//! detected deadlocks its lane; the executor reports that as a Hang naming the lane.)
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
+
+use crate::event::{Component, LaneAction, ModelEvent};
+use crate::ids::ProcessId;
+use crate::view::ModelView;
+
+#[derive(Default)]
+struct LaneState {
+    waiting: VecDeque<u64>,
+    open_turn: Option<u64>,
+}
+
+/// Per lane: items submitted and not started, and the open turn.
+#[derive(Default)]
+pub struct LaneContract {
+    lanes: BTreeMap<(ProcessId, Component), LaneState>,
+}
+
+/// The registration.
+pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
+    CheckerSpec {
+        name: "lane-contract",
+        kind: CheckerKind::Always,
+        description: "state lanes run one turn at a time, in FIFO order, and are never re-entered",
+        rules: &["L1", "L2", "L3", "L4", "L5", "L6", "L10"],
+        factory: Arc::new(|| Box::new(LaneContract::default())),
+    }
+}
+
+impl Checker<ModelEvent, ModelView> for LaneContract {
+    fn name(&self) -> &str {
+        "lane-contract"
+    }
+
+    fn kind(&self) -> CheckerKind {
+        CheckerKind::Always
+    }
+
+    fn on_event(&mut self, event: &Event<ModelEvent>, _view: &ModelView) -> Check {
+        let ModelEvent::Lane { process, component, action } = &event.kind else { return Check::Ok };
+        let lane = self.lanes.entry((*process, *component)).or_default();
+        let name = format!("p{}:{component:?}", process.0);
+        match action {
+            LaneAction::Submitted(item) => lane.waiting.push_back(*item),
+            LaneAction::TurnStarted(item) => {
+                if let Some(open) = lane.open_turn {
+                    return Check::Fail(format!(
+                        "lane {name} started item {item} while item {open}'s turn was open (L1)"
+                    ));
+                }
+                match lane.waiting.pop_front() {
+                    Some(first) if first == *item => {}
+                    Some(first) => {
+                        return Check::Fail(format!(
+                            "lane {name} ran item {item} before item {first}, submitted earlier (L2)"
+                        ))
+                    }
+                    None => return Check::Fail(format!("lane {name} ran item {item}, which was never submitted")),
+                }
+                lane.open_turn = Some(*item);
+            }
+            LaneAction::TurnEnded(item) => {
+                if lane.open_turn != Some(*item) {
+                    return Check::Fail(format!("lane {name} ended item {item}'s turn, which was not open"));
+                }
+                lane.open_turn = None;
+            }
+            LaneAction::ReentrantRefused => {
+                return Check::Fail(format!(
+                    "lane {name} was re-entered from its own turn; the call was refused at its call site (L3)"
+                ))
+            }
+            LaneAction::ClosedRefused => {}
+        }
+        Check::Ok
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkers::testing::{fails, feed};
+
+    fn lane(action: LaneAction) -> ModelEvent {
+        ModelEvent::Lane { process: ProcessId(1), component: Component::Bindings, action }
+    }
+
+    #[test]
+    fn fires_on_overlapping_turns() {
+        let h = vec![
+            (1, lane(LaneAction::Submitted(0))),
+            (1, lane(LaneAction::Submitted(1))),
+            (1, lane(LaneAction::TurnStarted(0))),
+            (2, lane(LaneAction::TurnStarted(1))),
+        ];
+        assert!(fails(&feed(&mut LaneContract::default(), h)));
+    }
+
+    #[test]
+    fn fires_on_out_of_order_turns() {
+        let h = vec![
+            (1, lane(LaneAction::Submitted(0))),
+            (1, lane(LaneAction::Submitted(1))),
+            (1, lane(LaneAction::TurnStarted(1))),
+        ];
+        assert!(fails(&feed(&mut LaneContract::default(), h)));
+    }
+
+    #[test]
+    fn fires_on_a_reentrant_call() {
+        assert!(fails(&feed(&mut LaneContract::default(), vec![(1, lane(LaneAction::ReentrantRefused))])));
+    }
+
+    #[test]
+    fn accepts_serial_fifo_turns() {
+        let h = vec![
+            (1, lane(LaneAction::Submitted(0))),
+            (1, lane(LaneAction::Submitted(1))),
+            (1, lane(LaneAction::TurnStarted(0))),
+            (1, lane(LaneAction::TurnEnded(0))),
+            (2, lane(LaneAction::TurnStarted(1))),
+            (2, lane(LaneAction::TurnEnded(1))),
+        ];
+        assert_eq!(feed(&mut LaneContract::default(), h), Check::Ok);
+    }
+}

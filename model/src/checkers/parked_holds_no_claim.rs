@@ -1,0 +1,75 @@
+//! parked-holds-no-claim (always; R17): an instance waiting on a pull task holds no claim.
+//! The long wait lives in the task row's lock, not in an instance claim.
+
+use std::sync::Arc;
+
+use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
+
+use crate::event::ModelEvent;
+use crate::view::ModelView;
+
+/// Stateless: the store reports each row as written.
+#[derive(Default)]
+pub struct ParkedHoldsNoClaim;
+
+/// The registration.
+pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
+    CheckerSpec {
+        name: "parked-holds-no-claim",
+        kind: CheckerKind::Always,
+        description: "an instance waiting on a pull task holds no claim",
+        rules: &["R17"],
+        factory: Arc::new(|| Box::new(ParkedHoldsNoClaim)),
+    }
+}
+
+impl Checker<ModelEvent, ModelView> for ParkedHoldsNoClaim {
+    fn name(&self) -> &str {
+        "parked-holds-no-claim"
+    }
+
+    fn kind(&self) -> CheckerKind {
+        CheckerKind::Always
+    }
+
+    fn on_event(&mut self, event: &Event<ModelEvent>, _view: &ModelView) -> Check {
+        match &event.kind {
+            ModelEvent::RowWritten { instance, parked: true, owner: Some(owner), write, .. }
+                if *write != crate::event::WriteKind::Claim =>
+            {
+                Check::Fail(format!("instance {} is parked for a pull worker and still claimed by {owner}", instance.0))
+            }
+            _ => Check::Ok,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkers::testing::{fails, feed};
+    use crate::event::WriteKind;
+    use crate::ids::{ExecId, InstanceId, OwnerId, ProcessId};
+
+    fn parked(owner: Option<OwnerId>) -> ModelEvent {
+        ModelEvent::RowWritten {
+            instance: InstanceId(0),
+            write: WriteKind::Commit,
+            by: Some(ExecId(1)),
+            writer: Some(OwnerId::lane(ProcessId(1), 0)),
+            owner,
+            version: 1,
+            parked: true,
+        }
+    }
+
+    #[test]
+    fn fires_when_a_parked_instance_is_owned() {
+        assert!(fails(&feed(&mut ParkedHoldsNoClaim, vec![(1, parked(Some(OwnerId::lane(ProcessId(1), 0))))])));
+    }
+
+    #[test]
+    fn accepts_a_released_park() {
+        assert_eq!(feed(&mut ParkedHoldsNoClaim, vec![(1, parked(None))]), Check::Ok);
+    }
+}

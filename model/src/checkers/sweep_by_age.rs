@@ -1,0 +1,86 @@
+//! sweep-by-age (always; R14, R18): the sweeper clears only claims older than the claim
+//! timeout by the store's clock, and only while holding the lease.
+
+use std::sync::Arc;
+
+use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
+
+use crate::event::ModelEvent;
+use crate::view::ModelView;
+
+/// Stateless: the store reports each sweep with the claim's true age.
+#[derive(Default)]
+pub struct SweepByAge;
+
+/// The registration.
+pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
+    CheckerSpec {
+        name: "sweep-by-age",
+        kind: CheckerKind::Always,
+        description:
+            "the sweeper clears only claims older than the timeout by the store's clock, and only while leased",
+        rules: &["R14", "R18"],
+        factory: Arc::new(|| Box::new(SweepByAge)),
+    }
+}
+
+impl Checker<ModelEvent, ModelView> for SweepByAge {
+    fn name(&self) -> &str {
+        "sweep-by-age"
+    }
+
+    fn kind(&self) -> CheckerKind {
+        CheckerKind::Always
+    }
+
+    fn on_event(&mut self, event: &Event<ModelEvent>, view: &ModelView) -> Check {
+        if let ModelEvent::Swept { instance, owner, age_ms, by, lease_held } = &event.kind {
+            let timeout_ms = view.scenario().timeouts.claim_timeout.as_millis() as u64;
+            if !lease_held {
+                return Check::Fail(format!(
+                    "p{} swept instance {}'s claim ({owner}) without holding the lease",
+                    by.0, instance.0
+                ));
+            }
+            if *age_ms <= timeout_ms {
+                return Check::Fail(format!(
+                    "p{} swept instance {}'s claim ({owner}) at age {age_ms}ms, younger than the claim timeout {timeout_ms}ms",
+                    by.0, instance.0
+                ));
+            }
+        }
+        Check::Ok
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkers::testing::{fails, feed};
+    use crate::ids::{InstanceId, OwnerId, ProcessId};
+
+    fn swept(age_ms: u64, lease_held: bool) -> ModelEvent {
+        ModelEvent::Swept {
+            instance: InstanceId(0),
+            owner: OwnerId::lane(ProcessId(1), 1),
+            age_ms,
+            by: ProcessId(2),
+            lease_held,
+        }
+    }
+
+    #[test]
+    fn sweep_never_clears_a_claim_younger_than_the_timeout() {
+        assert!(fails(&feed(&mut SweepByAge, vec![(1, swept(29_000, true))])));
+    }
+
+    #[test]
+    fn fires_on_a_sweep_without_the_lease() {
+        assert!(fails(&feed(&mut SweepByAge, vec![(1, swept(60_000, false))])));
+    }
+
+    #[test]
+    fn accepts_an_old_leased_sweep() {
+        assert_eq!(feed(&mut SweepByAge, vec![(1, swept(31_000, true))]), Check::Ok);
+    }
+}

@@ -1,0 +1,305 @@
+//! The model's typed trace events. Everything a checker judges is here: the store reports
+//! the truth of every write (claims, commits, releases, sweeps), the lanes report their
+//! executions from claim to exit, and the environment reports every fault it injects.
+//! Events carry facts, never which mutant is on.
+
+use serde::{Deserialize, Serialize};
+use sutra_sim_core::{EventKind, SnapshotUse};
+
+use crate::ids::{Code, ExecId, InstanceId, MessageId, OwnerId, ProcessId, ResumePath};
+
+/// How a refusal was answered (R4–R6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Reaction {
+    /// The relay was requeued for later redelivery (R4).
+    Requeued,
+    /// The timer fire was deferred (R5): refusal number `attempt` (1-based), after `backoff_ms`.
+    Deferred {
+        /// Refusals of this timer so far, including this one.
+        attempt: u32,
+        /// The delay until the next fire.
+        backoff_ms: u64,
+    },
+    /// The administrative call answered 409 (R6).
+    Conflict409,
+}
+
+/// How an execution ended (R9 enumerates the exits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Exit {
+    /// The step committed (and the claim was released with it).
+    Committed,
+    /// The claim was refused; nothing was read.
+    Refused,
+    /// The trigger was already applied (a duplicate); released without running.
+    Duplicate,
+    /// The step failed validation.
+    ValidationError,
+    /// The step failed unexpectedly.
+    UnexpectedFailure,
+    /// The step panicked; released, then re-raised.
+    Panic,
+    /// The commit was rejected: the claim had been lost (swept or stolen as stale).
+    LostClaim,
+    /// A migration finished.
+    Migrated,
+    /// The lane refused a reentrant call (the model's own bug), and the execution gave up.
+    LaneError,
+}
+
+/// Which kind of write the store made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WriteKind {
+    /// A claim took the row.
+    Claim,
+    /// A step commit.
+    Commit,
+    /// An explicit release.
+    Release,
+    /// The sweeper cleared a stale claim.
+    Sweep,
+    /// A migration wrote its routing change.
+    Migration,
+}
+
+/// Which state-lane component of a replica a lane event concerns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Component {
+    /// The binding table: routing overrides and delivery tickets.
+    Bindings,
+}
+
+/// What a state lane did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LaneAction {
+    /// Item submitted.
+    Submitted(u64),
+    /// Item's turn began.
+    TurnStarted(u64),
+    /// Item's turn ended.
+    TurnEnded(u64),
+    /// A reentrant call was refused at its call site.
+    ReentrantRefused,
+    /// A submission to a closed lane was refused.
+    ClosedRefused,
+}
+
+/// One event of the Sutra model. Field names are the model's vocabulary and read the same
+/// everywhere: `instance`, `exec` (execution), `owner`, `process`, `path` (resume path),
+/// `holder` (who has the claim), versions as committed step counts, times in `_ms`.
+#[allow(missing_docs)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ModelEvent {
+    /// An instance was created and its first trigger published.
+    InstanceStarted { instance: InstanceId, steps: u32 },
+    /// An instance committed its last step.
+    InstanceCompleted { instance: InstanceId },
+    /// A relay for `step` was published to the broker.
+    RelayPublished { instance: InstanceId, message: MessageId, step: u32 },
+    /// The broker handed a relay to a replica process.
+    RelayDelivered { instance: InstanceId, message: MessageId, process: ProcessId, redelivery: bool, duplicate: bool },
+    /// The relay was acked and will not be delivered again.
+    RelayAcked { instance: InstanceId, message: MessageId },
+    /// The relay was requeued (a refusal or a failed attempt).
+    RelayRequeued { instance: InstanceId, message: MessageId },
+    /// The broker put a dead consumer's unacked relay back for redelivery.
+    RelayReclaimed { instance: InstanceId, message: MessageId, process: ProcessId },
+    /// A timer row for `step` was written, due at `due_ms`.
+    TimerScheduled { instance: InstanceId, step: u32, due_ms: u64 },
+    /// A work item was dispatched to an execution lane.
+    Dispatched { instance: InstanceId, exec: ExecId, path: ResumePath, process: ProcessId, lane: u16, misrouted: bool },
+    /// An instance parked for a pull worker: a task row was written.
+    TaskParked { instance: InstanceId, step: u32 },
+    /// A pull worker locked the task row of an instance.
+    TaskLocked { instance: InstanceId, worker: u32 },
+    /// A pull worker completed a task; its completion re-enters as a fresh relay.
+    TaskCompleted { instance: InstanceId, worker: u32 },
+
+    /// An execution asked for the claim.
+    ClaimAttempt { instance: InstanceId, exec: ExecId, owner: OwnerId, path: ResumePath },
+    /// The store granted the claim (store truth): `previous` owner, and whether it was
+    /// taken as stale, with its age by the store's clock.
+    ClaimGranted {
+        instance: InstanceId,
+        exec: ExecId,
+        owner: OwnerId,
+        process: Option<ProcessId>,
+        path: ResumePath,
+        previous: Option<OwnerId>,
+        stale_age_ms: Option<u64>,
+    },
+    /// The store refused the claim: `holder` has it.
+    ClaimRefused { instance: InstanceId, exec: ExecId, owner: OwnerId, path: ResumePath, holder: OwnerId },
+    /// The execution reacted to a refusal.
+    Refusal { instance: InstanceId, exec: ExecId, path: ResumePath, code: Code, reaction: Reaction },
+    /// The execution read the instance's row (version = committed steps).
+    Rehydrated { instance: InstanceId, exec: ExecId, version: u64 },
+    /// The step began.
+    StepStarted { instance: InstanceId, exec: ExecId, step: u32, slow: bool },
+    /// The step's code returned (or failed) with this code (`None`: success).
+    StepEnded { instance: InstanceId, exec: ExecId, error: Option<Code> },
+    /// The store accepted a commit (store truth): what the writer based it on, what was
+    /// current, and what it wrote.
+    CommitAccepted {
+        instance: InstanceId,
+        exec: ExecId,
+        owner: OwnerId,
+        based_on: u64,
+        version_before: u64,
+        version_after: u64,
+    },
+    /// The store rejected a commit: the writer no longer owns the row.
+    CommitRejected { instance: InstanceId, exec: ExecId, owner: OwnerId, holder: Option<OwnerId> },
+    /// The row after a write (store truth).
+    RowWritten {
+        instance: InstanceId,
+        write: WriteKind,
+        by: Option<ExecId>,
+        writer: Option<OwnerId>,
+        owner: Option<OwnerId>,
+        version: u64,
+        parked: bool,
+    },
+    /// An explicit release matched the row (`released`) or found it owned by another.
+    Released { instance: InstanceId, exec: ExecId, owner: OwnerId, released: bool },
+    /// An execution ended, by any path but process death.
+    ExecutionEnded { instance: InstanceId, exec: ExecId, exit: Exit },
+    /// The sweeper cleared a claim (store truth: its age by the store's clock, the cutoff
+    /// it was asked to apply, and whether the caller held the sweep lease).
+    Swept { instance: InstanceId, owner: OwnerId, age_ms: u64, by: ProcessId, lease_held: bool },
+    /// A process took or renewed the sweeper lease.
+    LeaseAcquired { process: ProcessId, until_ms: u64 },
+    /// An administrative migration was requested on a replica.
+    MigrationRequested { instance: InstanceId, exec: ExecId, process: ProcessId, to_lane: u16 },
+    /// A replica's binding table now routes `instance` to `lane`.
+    BindingChanged { process: ProcessId, instance: InstanceId, lane: Option<u16> },
+    /// A decision was acted on using a value read from a versioned cell.
+    SnapshotUsed { process: ProcessId, instance: InstanceId, used: SnapshotUse },
+    /// A state-lane component did something.
+    Lane { process: ProcessId, component: Component, action: LaneAction },
+
+    /// A replica process was killed.
+    ReplicaCrashed { replica: u32, process: ProcessId },
+    /// A replica came back as a new process.
+    ReplicaRestarted { replica: u32, process: ProcessId },
+    /// A replica was frozen.
+    ReplicaPaused { replica: u32, process: ProcessId, for_ms: u64 },
+    /// A frozen replica carried on.
+    ReplicaResumed { replica: u32, process: ProcessId },
+    /// A replica's clock was set off the store's.
+    ClockSkewed { replica: u32, offset_ms: i64 },
+    /// The faulty phase ended: no more faults; everything restarts and resumes.
+    Healed,
+    /// The claim-bounce meter at the end of the run (R13), split by path.
+    BounceMeter { relay: u32, timer: u32 },
+}
+
+impl EventKind for ModelEvent {
+    fn name(&self) -> &'static str {
+        match self {
+            ModelEvent::InstanceStarted { .. } => "instance-started",
+            ModelEvent::InstanceCompleted { .. } => "instance-completed",
+            ModelEvent::RelayPublished { .. } => "relay-published",
+            ModelEvent::RelayDelivered { .. } => "relay-delivered",
+            ModelEvent::RelayAcked { .. } => "relay-acked",
+            ModelEvent::RelayRequeued { .. } => "relay-requeued",
+            ModelEvent::RelayReclaimed { .. } => "relay-reclaimed",
+            ModelEvent::TimerScheduled { .. } => "timer-scheduled",
+            ModelEvent::Dispatched { .. } => "dispatched",
+            ModelEvent::TaskParked { .. } => "task-parked",
+            ModelEvent::TaskLocked { .. } => "task-locked",
+            ModelEvent::TaskCompleted { .. } => "task-completed",
+            ModelEvent::ClaimAttempt { .. } => "claim-attempt",
+            ModelEvent::ClaimGranted { .. } => "claim-granted",
+            ModelEvent::ClaimRefused { .. } => "claim-refused",
+            ModelEvent::Refusal { .. } => "refusal",
+            ModelEvent::Rehydrated { .. } => "rehydrated",
+            ModelEvent::StepStarted { .. } => "step-started",
+            ModelEvent::StepEnded { .. } => "step-ended",
+            ModelEvent::CommitAccepted { .. } => "commit-accepted",
+            ModelEvent::CommitRejected { .. } => "commit-rejected",
+            ModelEvent::RowWritten { .. } => "row-written",
+            ModelEvent::Released { .. } => "released",
+            ModelEvent::ExecutionEnded { .. } => "execution-ended",
+            ModelEvent::Swept { .. } => "swept",
+            ModelEvent::LeaseAcquired { .. } => "lease-acquired",
+            ModelEvent::MigrationRequested { .. } => "migration-requested",
+            ModelEvent::BindingChanged { .. } => "binding-changed",
+            ModelEvent::SnapshotUsed { .. } => "snapshot-used",
+            ModelEvent::Lane { .. } => "lane",
+            ModelEvent::ReplicaCrashed { .. } => "replica-crashed",
+            ModelEvent::ReplicaRestarted { .. } => "replica-restarted",
+            ModelEvent::ReplicaPaused { .. } => "replica-paused",
+            ModelEvent::ReplicaResumed { .. } => "replica-resumed",
+            ModelEvent::ClockSkewed { .. } => "clock-skewed",
+            ModelEvent::Healed => "healed",
+            ModelEvent::BounceMeter { .. } => "bounce-meter",
+        }
+    }
+
+    fn instance(&self) -> Option<u64> {
+        use ModelEvent::*;
+        match self {
+            InstanceStarted { instance, .. }
+            | InstanceCompleted { instance }
+            | RelayPublished { instance, .. }
+            | RelayDelivered { instance, .. }
+            | RelayAcked { instance, .. }
+            | RelayRequeued { instance, .. }
+            | RelayReclaimed { instance, .. }
+            | TimerScheduled { instance, .. }
+            | Dispatched { instance, .. }
+            | TaskParked { instance, .. }
+            | TaskLocked { instance, .. }
+            | TaskCompleted { instance, .. }
+            | ClaimAttempt { instance, .. }
+            | ClaimGranted { instance, .. }
+            | ClaimRefused { instance, .. }
+            | Refusal { instance, .. }
+            | Rehydrated { instance, .. }
+            | StepStarted { instance, .. }
+            | StepEnded { instance, .. }
+            | CommitAccepted { instance, .. }
+            | CommitRejected { instance, .. }
+            | RowWritten { instance, .. }
+            | Released { instance, .. }
+            | ExecutionEnded { instance, .. }
+            | Swept { instance, .. }
+            | MigrationRequested { instance, .. }
+            | BindingChanged { instance, .. }
+            | SnapshotUsed { instance, .. } => Some(u64::from(instance.0)),
+            _ => None,
+        }
+    }
+
+    fn lane(&self) -> Option<u32> {
+        match self {
+            ModelEvent::Dispatched { lane, .. } => Some(u32::from(*lane)),
+            _ => None,
+        }
+    }
+}
+
+impl ModelEvent {
+    /// The execution the event belongs to, if any.
+    pub fn exec(&self) -> Option<ExecId> {
+        use ModelEvent::*;
+        match self {
+            Dispatched { exec, .. }
+            | ClaimAttempt { exec, .. }
+            | ClaimGranted { exec, .. }
+            | ClaimRefused { exec, .. }
+            | Refusal { exec, .. }
+            | Rehydrated { exec, .. }
+            | StepStarted { exec, .. }
+            | StepEnded { exec, .. }
+            | CommitAccepted { exec, .. }
+            | CommitRejected { exec, .. }
+            | Released { exec, .. }
+            | ExecutionEnded { exec, .. }
+            | MigrationRequested { exec, .. } => Some(*exec),
+            RowWritten { by, .. } => *by,
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,221 @@
+//! Mutants: known-bad variants of the model, each a runtime switch breaking one rule at
+//! the place where that rule lives (DESIGN.md §7). Checkers never see which mutant is on;
+//! they judge only the events. The framework earns trust by catching every one.
+
+use serde::{Deserialize, Serialize};
+
+/// A known-bad variant of the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mutant {
+    /// Owner ids name the process, not the lane (breaks R11).
+    PerProcessOwner,
+    /// The claim is released before the commit, in its own transaction (breaks R8).
+    ReleaseBeforeCommit,
+    /// The commit leaves the claim in place; a second transaction releases it (breaks R8).
+    ReleaseAfterCommit,
+    /// A validation error or unexpected failure exits without releasing (breaks R9).
+    NoReleaseOnError,
+    /// A panicking step re-raises without releasing (breaks R9).
+    NoReleaseOnPanic,
+    /// A refused claim is retried in place until the holder lets go (breaks R3).
+    WaitOnHeldClaim,
+    /// Migration claims under the owner id of the instance's lane (breaks R15).
+    MigrateWithLaneOwner,
+    /// A lane trusts routing: work routed to an instance's home lane skips the claim (breaks R12).
+    RoutingAsMutex,
+    /// The commit does not check that its writer still owns the row (breaks R19).
+    UnconditionalCommit,
+    /// The sweeper judges age by its own replica's clock (breaks R2, R18).
+    LocalClockStaleness,
+    /// The sweeper parses owner ids and only clears the ones it recognises (breaks R14).
+    SweeperParsesOwner,
+    /// Every replica sweeps, lease or not (breaks R18).
+    SweeperUnleased,
+    /// A relay is acked on receipt, before the step commits (breaks R4).
+    AckBeforeCommit,
+    /// A refused timer fire is deferred with no backoff (breaks R5).
+    TimerDeferNoBackoff,
+    /// An instance parked for a pull worker keeps its claim (breaks R17).
+    ParkedKeepsClaim,
+    /// The relay path reads the binding table in a turn and acts on it after an await (breaks L7).
+    SnapshotAcrossAwait,
+    /// The binding table's rebind calls its own public unbind from inside its turn (breaks L3).
+    ReentrantCall,
+    /// As `reentrant-call`, on a lane whose reentrancy check is missing (breaks L3, as a hang).
+    ReentrantCallUndetected,
+    /// Capturing a delivery ticket is posted to the lane and returns before it happened (breaks L11).
+    RegistrationAfterReturn,
+}
+
+/// What a mutant breaks and who is expected to catch it.
+#[derive(Clone, Copy, Debug)]
+pub struct MutantInfo {
+    /// The mutant.
+    pub mutant: Mutant,
+    /// Its name on the CLI.
+    pub name: &'static str,
+    /// The rule ids it breaks.
+    pub rules: &'static str,
+    /// The checker (or verdict class) expected to catch it.
+    pub caught_by: &'static str,
+    /// The careless code, in one line.
+    pub description: &'static str,
+}
+
+/// Every mutant, in the order of DESIGN.md §7.
+pub const MUTANTS: [MutantInfo; 19] = [
+    MutantInfo {
+        mutant: Mutant::PerProcessOwner,
+        name: "per-process-owner",
+        rules: "R11",
+        caught_by: "no-double-resume",
+        description: "owner ids name the process, not the lane",
+    },
+    MutantInfo {
+        mutant: Mutant::ReleaseBeforeCommit,
+        name: "release-before-commit",
+        rules: "R8",
+        caught_by: "no-stale-snapshot",
+        description: "release the claim, then commit in a second transaction",
+    },
+    MutantInfo {
+        mutant: Mutant::ReleaseAfterCommit,
+        name: "release-after-commit",
+        rules: "R8",
+        caught_by: "release-with-commit",
+        description: "commit, then release in a second transaction",
+    },
+    MutantInfo {
+        mutant: Mutant::NoReleaseOnError,
+        name: "no-release-on-error",
+        rules: "R9",
+        caught_by: "exits-release",
+        description: "validation errors and failures exit without releasing",
+    },
+    MutantInfo {
+        mutant: Mutant::NoReleaseOnPanic,
+        name: "no-release-on-panic",
+        rules: "R9",
+        caught_by: "exits-release",
+        description: "a panic is re-raised without releasing",
+    },
+    MutantInfo {
+        mutant: Mutant::WaitOnHeldClaim,
+        name: "wait-on-held-claim",
+        rules: "R3",
+        caught_by: "refusal-contract",
+        description: "a refused claim is retried in place",
+    },
+    MutantInfo {
+        mutant: Mutant::MigrateWithLaneOwner,
+        name: "migrate-with-lane-owner",
+        rules: "R15",
+        caught_by: "no-double-resume",
+        description: "migration claims under the lane's owner id",
+    },
+    MutantInfo {
+        mutant: Mutant::RoutingAsMutex,
+        name: "routing-as-mutex",
+        rules: "R12",
+        caught_by: "no-double-resume",
+        description: "work on its home lane skips the claim",
+    },
+    MutantInfo {
+        mutant: Mutant::UnconditionalCommit,
+        name: "unconditional-commit",
+        rules: "R19",
+        caught_by: "no-stale-snapshot",
+        description: "the commit does not check ownership",
+    },
+    MutantInfo {
+        mutant: Mutant::LocalClockStaleness,
+        name: "local-clock-staleness",
+        rules: "R2, R18",
+        caught_by: "sweep-by-age",
+        description: "the sweeper's cutoff comes from its local clock",
+    },
+    MutantInfo {
+        mutant: Mutant::SweeperParsesOwner,
+        name: "sweeper-parses-owner",
+        rules: "R14",
+        caught_by: "eventual-completion",
+        description: "the sweeper clears only owners it can parse as lane 0",
+    },
+    MutantInfo {
+        mutant: Mutant::SweeperUnleased,
+        name: "sweeper-unleased",
+        rules: "R18",
+        caught_by: "sweep-by-age",
+        description: "every replica sweeps without the lease",
+    },
+    MutantInfo {
+        mutant: Mutant::AckBeforeCommit,
+        name: "ack-before-commit",
+        rules: "R4",
+        caught_by: "eventual-completion",
+        description: "relays are acked on receipt",
+    },
+    MutantInfo {
+        mutant: Mutant::TimerDeferNoBackoff,
+        name: "timer-defer-no-backoff",
+        rules: "R5",
+        caught_by: "refusal-contract",
+        description: "refused timer fires are deferred without backoff",
+    },
+    MutantInfo {
+        mutant: Mutant::ParkedKeepsClaim,
+        name: "parked-keeps-claim",
+        rules: "R17",
+        caught_by: "parked-holds-no-claim",
+        description: "parking for a pull worker keeps the claim",
+    },
+    MutantInfo {
+        mutant: Mutant::SnapshotAcrossAwait,
+        name: "snapshot-across-await",
+        rules: "L7",
+        caught_by: "no-stale-snapshot",
+        description: "the relay path acts on a binding snapshot after an await",
+    },
+    MutantInfo {
+        mutant: Mutant::ReentrantCall,
+        name: "reentrant-call",
+        rules: "L3",
+        caught_by: "lane-contract",
+        description: "rebind calls the public unbind inside its turn",
+    },
+    MutantInfo {
+        mutant: Mutant::ReentrantCallUndetected,
+        name: "reentrant-call-undetected",
+        rules: "L3",
+        caught_by: "hang",
+        description: "reentrant rebind on a lane without the reentrancy check",
+    },
+    MutantInfo {
+        mutant: Mutant::RegistrationAfterReturn,
+        name: "registration-after-return",
+        rules: "L11",
+        caught_by: "eventual-completion",
+        description: "ticket capture posted to the lane, returning early",
+    },
+];
+
+impl Mutant {
+    /// The mutant's facts.
+    pub fn info(self) -> &'static MutantInfo {
+        MUTANTS.iter().find(|m| m.mutant == self).expect("every mutant is listed")
+    }
+
+    /// The CLI name.
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+
+    /// Looks a mutant up by its CLI name.
+    pub fn parse(name: &str) -> Result<Mutant, String> {
+        MUTANTS.iter().find(|m| m.name == name).map(|m| m.mutant).ok_or_else(|| {
+            let known: Vec<&str> = MUTANTS.iter().map(|m| m.name).collect();
+            format!("unknown mutant {name:?}; known mutants: {}", known.join(", "))
+        })
+    }
+}

@@ -1,0 +1,28 @@
+//! Pull workers: nodes that lock task rows, work for a long time, and complete with a
+//! fresh delivery (R17). The long wait lives in the task row's lock, never in an instance
+//! claim: the parked instance committed and released before the worker started.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use sutra_sim_core::executor::sleep;
+
+use crate::event::ModelEvent;
+use crate::streams;
+use crate::world::World;
+
+/// How often an idle worker asks for a task.
+pub const PULL_POLL_INTERVAL: Duration = Duration::from_millis(500);
+
+/// The loop of pull worker `worker`.
+pub async fn run(world: Rc<World>, worker: u32) {
+    let lock_duration = world.scenario.timeouts.task_lock_duration;
+    loop {
+        sleep(PULL_POLL_INTERVAL).await;
+        let Some(task) = world.store.lock_task(worker, lock_duration).await else { continue };
+        world.emit(ModelEvent::TaskLocked { instance: task.instance, worker });
+        sleep(streams::millis_up_to(streams::PULL, world.scenario.workload.pull_work_max)).await;
+        // The completion re-enters as a fresh relay, published by the store's outbox.
+        world.store.complete_task(worker, task.instance, task.expects).await;
+    }
+}

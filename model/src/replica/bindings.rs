@@ -1,0 +1,229 @@
+//! The binding table: a replica-local component with a cross-collection invariant (C2 of
+//! spec 003 §4), guarded by a state lane and consulted on the relay path (L7–L9).
+//!
+//! It holds the routing overrides set by administrative migration (instance → lane, each
+//! a versioned cell) and the tickets of deliveries in flight, with per-lane counts that
+//! must always agree with the tickets. Both live on one lane, in plain maps.
+//!
+//! The relay path asks for a route and a ticket in one turn and gets back a route whose
+//! validity was settled inside that turn (spec 003 §3): it may await afterwards and still
+//! act on it. Migration's `rebind` enters the lane once and calls the private bodies
+//! directly (spec 003 §6, kind ①).
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use sutra_sim_core::cell::{CellId, Settled, Snapshot, VersionedCell};
+use sutra_sim_core::lane::{LaneError, LaneEvent, LaneFlaws, StateLane};
+
+use crate::event::{Component, LaneAction, ModelEvent};
+use crate::ids::{InstanceId, ProcessId};
+use crate::mutant::Mutant;
+use crate::world::World;
+
+/// Most deliveries a binding table tracks at once.
+pub const TICKETS_MAX: usize = 1 << 16;
+
+/// The route of a delivery as the relay path carries it across its await.
+pub enum Route {
+    /// Settled inside the turn (correct).
+    Settled(Settled<u16>),
+    /// A bare snapshot carried out of the turn (the prohibited shape).
+    Snapshot(Snapshot<u16>),
+}
+
+impl Route {
+    /// The lane the route names.
+    pub fn lane(&self) -> u16 {
+        match self {
+            Route::Settled(s) => s.snapshot.value,
+            Route::Snapshot(s) => s.value,
+        }
+    }
+}
+
+/// Proof that a delivery was registered in the table before the caller went on (L11).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ticket {
+    /// The delivery's broker tag.
+    pub tag: u32,
+    /// True once the registration happened; a placeholder ticket is not confirmed.
+    pub confirmed: bool,
+}
+
+/// The state behind the lane.
+pub struct BindingState {
+    /// Route of each instance seen so far: its home lane until a migration moves it.
+    routes: BTreeMap<InstanceId, VersionedCell<u16>>,
+    /// Deliveries in flight: tag → (instance, lane).
+    tickets: BTreeMap<u32, (InstanceId, u16)>,
+    /// Invariant: `per_lane[l]` is the number of tickets whose lane is `l`.
+    per_lane: Vec<u32>,
+}
+
+/// The component: a handle to its lane.
+#[derive(Clone)]
+pub struct Bindings {
+    lane: StateLane<BindingState>,
+    world: Rc<World>,
+    process: ProcessId,
+}
+
+impl Bindings {
+    /// A binding table for `process`, its lane on the current node.
+    pub fn new(world: Rc<World>, process: ProcessId) -> Bindings {
+        let lanes = world.scenario.topology.lanes as usize;
+        let flaws = LaneFlaws {
+            skip_reentrancy_check: world.mutant_is(Mutant::ReentrantCallUndetected),
+            ..LaneFlaws::default()
+        };
+        let state = BindingState { routes: BTreeMap::new(), tickets: BTreeMap::new(), per_lane: vec![0; lanes] };
+        let lane = StateLane::with_flaws(format!("p{}:bindings", process.0), state, flaws);
+        let tracer = world.tracer.clone();
+        lane.set_observer(Rc::new(move |event| {
+            let action = match event {
+                LaneEvent::Submitted { item } => LaneAction::Submitted(item),
+                LaneEvent::TurnStarted { item } => LaneAction::TurnStarted(item),
+                LaneEvent::TurnEnded { item } => LaneAction::TurnEnded(item),
+                LaneEvent::ReentrantRefused => LaneAction::ReentrantRefused,
+                LaneEvent::ClosedRefused => LaneAction::ClosedRefused,
+            };
+            tracer.emit(ModelEvent::Lane { process, component: Component::Bindings, action });
+        }));
+        Bindings { lane, world, process }
+    }
+
+    /// The relay path's one turn: read the instance's route and settle it, and register the
+    /// delivery's ticket. The caller may await afterwards and still act on the route.
+    pub async fn route_and_register(&self, instance: InstanceId, tag: u32) -> Result<(Route, Ticket), LaneError> {
+        let home = self.world.home_lane(instance);
+        let carry_snapshot = self.world.mutant_is(Mutant::SnapshotAcrossAwait);
+        let post_registration = self.world.mutant_is(Mutant::RegistrationAfterReturn);
+        let lane = self.lane.clone();
+        let (route, ticket) = self
+            .lane
+            .run_with(move |t| {
+                let cell =
+                    t.routes.entry(instance).or_insert_with(|| VersionedCell::new(CellId(u64::from(instance.0)), home));
+                let snapshot = cell.read();
+                let lane_index = snapshot.value;
+                let route = if carry_snapshot {
+                    Route::Snapshot(snapshot)
+                } else {
+                    Route::Settled(snapshot.settle().expect("inside the turn"))
+                };
+                let ticket = if post_registration {
+                    // Reserve_WRONG of spec 003 §5: posted, so the caller returns before it is taken.
+                    let poster = lane.clone();
+                    lane.try_post(async move {
+                        poster.with(|t| t.register(tag, instance, lane_index));
+                    });
+                    Ticket { tag, confirmed: false }
+                } else {
+                    t.register(tag, instance, lane_index)
+                };
+                (route, ticket)
+            })
+            .await?;
+        Ok((route, ticket))
+    }
+
+    /// Judges acting on `route` now: emits the snapshot use so stale decisions are caught.
+    pub async fn act_on(&self, instance: InstanceId, route: &Route) -> Result<(), LaneError> {
+        let used = match route {
+            Route::Settled(s) => {
+                let s = s.clone();
+                self.lane.run_with(move |t| t.routes[&instance].judge_settled_use(&s)).await?
+            }
+            Route::Snapshot(s) => {
+                let s = s.clone();
+                self.lane.run_with(move |t| t.routes[&instance].judge_use(&s)).await?
+            }
+        };
+        self.world.emit(ModelEvent::SnapshotUsed { process: self.process, instance, used });
+        Ok(())
+    }
+
+    /// Forgets a delivery's ticket once its execution ended.
+    pub async fn finish(&self, tag: u32) -> Result<(), LaneError> {
+        self.lane.run_with(move |t| t.unregister(tag)).await
+    }
+
+    /// Routes `instance` to `lane` from now on (migration). Enters the lane once.
+    pub async fn rebind(&self, instance: InstanceId, lane: u16) -> Result<(), LaneError> {
+        let home = self.world.home_lane(instance);
+        if self.world.mutant_is(Mutant::ReentrantCall) || self.world.mutant_is(Mutant::ReentrantCallUndetected) {
+            // Kind ① done wrong: the public unbind called from inside this turn.
+            let this = self.clone();
+            let outcome = self
+                .lane
+                .run(async move {
+                    this.unbind(instance).await?;
+                    this.lane.with(|t| t.bind_on_lane(instance, lane, home));
+                    Ok::<(), LaneError>(())
+                })
+                .await?;
+            outcome?;
+        } else {
+            self.lane
+                .run_with(move |t| {
+                    t.unbind_on_lane(instance, home);
+                    t.bind_on_lane(instance, lane, home);
+                })
+                .await?;
+        }
+        self.world.emit(ModelEvent::BindingChanged { process: self.process, instance, lane: Some(lane) });
+        Ok(())
+    }
+
+    /// Puts `instance` back on its home lane.
+    pub async fn unbind(&self, instance: InstanceId) -> Result<(), LaneError> {
+        let home = self.world.home_lane(instance);
+        self.lane.run_with(move |t| t.unbind_on_lane(instance, home)).await
+    }
+
+    /// Reads the table from outside the world's tasks (views, tests).
+    pub fn inspect<R>(&self, f: impl FnOnce(&BindingState) -> R) -> R {
+        self.lane.inspect(f)
+    }
+}
+
+impl BindingState {
+    fn register(&mut self, tag: u32, instance: InstanceId, lane: u16) -> Ticket {
+        assert!(self.tickets.len() < TICKETS_MAX, "binding table tracks more than {TICKETS_MAX} deliveries");
+        if self.tickets.insert(tag, (instance, lane)).is_none() {
+            self.per_lane[lane as usize] += 1;
+        }
+        Ticket { tag, confirmed: true }
+    }
+
+    fn unregister(&mut self, tag: u32) {
+        if let Some((_, lane)) = self.tickets.remove(&tag) {
+            self.per_lane[lane as usize] -= 1;
+        }
+    }
+
+    fn bind_on_lane(&mut self, instance: InstanceId, lane: u16, home: u16) {
+        self.routes
+            .entry(instance)
+            .or_insert_with(|| VersionedCell::new(CellId(u64::from(instance.0)), home))
+            .set(lane);
+    }
+
+    fn unbind_on_lane(&mut self, instance: InstanceId, home: u16) {
+        if let Some(cell) = self.routes.get_mut(&instance) {
+            if *cell.get() != home {
+                cell.set(home);
+            }
+        }
+    }
+
+    /// True if the per-lane counts agree with the tickets (the C2 invariant).
+    pub fn consistent(&self) -> bool {
+        let mut counts = vec![0u32; self.per_lane.len()];
+        for (_, lane) in self.tickets.values() {
+            counts[*lane as usize] += 1;
+        }
+        counts == self.per_lane
+    }
+}

@@ -1,0 +1,73 @@
+//! The relay path: receive a relay from the broker, route it through the binding table,
+//! wait for the lane to have room, and dispatch it (R12: routing is affinity only; the
+//! claim, not the route, decides who runs).
+
+use std::rc::Rc;
+
+use crate::event::ModelEvent;
+use crate::replica::execution::{Source, Work};
+use crate::replica::ReplicaSurface;
+use crate::streams;
+use crate::world::World;
+
+/// The consumer loop of one process.
+pub async fn run(world: Rc<World>, surface: Rc<ReplicaSurface>) {
+    let process = surface.process;
+    loop {
+        let delivery = world.broker.receive(process).await;
+        let relay = delivery.relay;
+        world.emit(ModelEvent::RelayDelivered {
+            instance: relay.instance,
+            message: relay.message,
+            process,
+            redelivery: delivery.redelivery,
+            duplicate: false,
+        });
+        // A duplicate is the publisher's or the broker's at-least-once slip: one per first delivery,
+        // never multiplying on redeliveries.
+        if !delivery.redelivery && world.fault(world.faults.broker_duplicate_per_delivery) {
+            world
+                .broker
+                .duplicate(relay, streams::millis_up_to(streams::BROKER, world.scenario.workload.relay_delay_max));
+        }
+        let Ok((route, ticket)) = surface.bindings.route_and_register(relay.instance, delivery.tag).await else {
+            // The binding lane refused (it only does for a reentrancy bug): give the relay back.
+            world.broker.requeue(delivery.tag, world.scenario.timeouts.requeue_delay);
+            continue;
+        };
+        let mut lane = route.lane();
+        // The await between deciding and acting: wait for the lane to have room.
+        let inbox = &surface.lanes[lane as usize];
+        while inbox.queue.len() >= crate::replica::execution::LANE_BACKLOG_MAX {
+            inbox.space.notified().await;
+        }
+        if surface.bindings.act_on(relay.instance, &route).await.is_err() {
+            world.broker.requeue(delivery.tag, world.scenario.timeouts.requeue_delay);
+            continue;
+        }
+        let lanes = world.scenario.topology.lanes;
+        let misrouted = lanes > 1 && world.fault(world.faults.misroute_per_delivery);
+        if misrouted {
+            lane = ((u32::from(lane) + 1 + sutra_sim_core::executor::choose_in(streams::ROUTING, lanes - 1)) % lanes)
+                as u16;
+        }
+        let exec = world.new_exec();
+        world.emit(ModelEvent::Dispatched {
+            instance: relay.instance,
+            exec,
+            path: relay.path,
+            process,
+            lane,
+            misrouted,
+        });
+        let work = Work {
+            exec,
+            instance: relay.instance,
+            expects: relay.expects,
+            path: relay.path,
+            source: Source::Relay { relay, tag: delivery.tag, ticket },
+            misrouted,
+        };
+        surface.lanes[lane as usize].queue.push(work);
+    }
+}

@@ -1,0 +1,299 @@
+//! One execution lane: take work, claim, rehydrate, run the step, commit with release —
+//! or release on every other exit (R1, R3–R5, R8–R9, R17, R19).
+//!
+//! The owner id is lane-scoped and names one process (R11), so "same owner ⇒ same lane ⇒
+//! already serialised" holds: this loop runs one execution at a time. Every exit that does
+//! not commit releases explicitly, the panic path included (re-raised afterwards, which
+//! the lane's supervisor answers by carrying on with the next item).
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use sutra_sim_core::executor::{self, sleep};
+use sutra_sim_core::sync::{Notify, Queue};
+
+use crate::broker::Relay;
+use crate::event::{Exit, ModelEvent, Reaction};
+use crate::ids::{Code, ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
+use crate::mutant::Mutant;
+use crate::replica::bindings::{Bindings, Ticket};
+use crate::store::{ClaimResult, CommitSpec, Trigger};
+use crate::streams;
+use crate::world::World;
+
+/// Items a lane may have waiting before the relay path holds back (backpressure).
+pub const LANE_BACKLOG_MAX: usize = 2;
+/// Most in-place claim retries of the careless wait-on-held-claim code, so it cannot spin forever.
+const WAIT_RETRIES_MAX: u32 = 1_000;
+
+/// Where a work item came from.
+#[derive(Clone, Copy, Debug)]
+pub enum Source {
+    /// A broker delivery, to be acked or requeued.
+    Relay {
+        /// The relay.
+        relay: Relay,
+        /// The delivery tag.
+        tag: u32,
+        /// The binding table's ticket for this delivery.
+        ticket: Ticket,
+    },
+    /// A timer row, to be consumed by the commit or deferred.
+    Timer,
+}
+
+/// One unit of work for an execution lane.
+#[derive(Clone, Copy, Debug)]
+pub struct Work {
+    /// The execution this work becomes.
+    pub exec: ExecId,
+    /// The instance to resume.
+    pub instance: InstanceId,
+    /// The committed version the step expects.
+    pub expects: u64,
+    /// The resume path.
+    pub path: ResumePath,
+    /// Where it came from.
+    pub source: Source,
+    /// Sent to this lane although the instance's route names another.
+    pub misrouted: bool,
+}
+
+/// An execution lane's inbox.
+#[derive(Clone, Default)]
+pub struct LaneInbox {
+    /// Waiting work, oldest first.
+    pub queue: Queue<Work>,
+    /// Notified whenever the lane takes an item (room for backpressured senders).
+    pub space: Notify,
+}
+
+impl LaneInbox {
+    /// Waits until the lane has room, then queues `work`.
+    pub async fn send(&self, work: Work) {
+        while self.queue.len() >= LANE_BACKLOG_MAX {
+            self.space.notified().await;
+        }
+        self.queue.push(work);
+    }
+}
+
+/// What an execution lane needs.
+pub struct ExecutionLane {
+    /// Shared world.
+    pub world: Rc<World>,
+    /// The process the lane belongs to.
+    pub process: ProcessId,
+    /// The lane index.
+    pub lane: u16,
+    /// The replica's binding table.
+    pub bindings: Bindings,
+    /// The inbox.
+    pub inbox: LaneInbox,
+}
+
+impl ExecutionLane {
+    /// The lane loop: one execution at a time, forever (until the process dies).
+    pub async fn run(self) {
+        loop {
+            let work = self.inbox.queue.pop().await;
+            self.inbox.space.notify();
+            self.execute(work).await;
+        }
+    }
+
+    fn owner(&self) -> OwnerId {
+        if self.world.mutant_is(Mutant::PerProcessOwner) {
+            OwnerId::process(self.process)
+        } else {
+            OwnerId::lane(self.process, self.lane)
+        }
+    }
+
+    async fn execute(&self, work: Work) {
+        let w = &self.world;
+        let (instance, exec, path) = (work.instance, work.exec, work.path);
+        let owner = self.owner();
+        if w.mutant_is(Mutant::AckBeforeCommit) {
+            if let Source::Relay { tag, .. } = work.source {
+                w.broker.ack(tag);
+            }
+        }
+        // The careless shortcut: "the hash routed it here, so it is ours".
+        let trust_routing = w.mutant_is(Mutant::RoutingAsMutex) && self.lane == w.home_lane(instance);
+        if !trust_routing {
+            w.emit(ModelEvent::ClaimAttempt { instance, exec, owner, path });
+            let mut retries = 0;
+            loop {
+                match w.store.claim(instance, exec, owner, Some(self.process), path).await {
+                    ClaimResult::Granted => break,
+                    ClaimResult::Refused { .. }
+                        if w.mutant_is(Mutant::WaitOnHeldClaim) && retries < WAIT_RETRIES_MAX =>
+                    {
+                        retries += 1;
+                        sleep(Duration::from_millis(100)).await;
+                        w.emit(ModelEvent::ClaimAttempt { instance, exec, owner, path });
+                    }
+                    ClaimResult::Refused { .. } => {
+                        w.count_bounce(path);
+                        let reaction = self.retry_later(&work, true).await;
+                        w.emit(ModelEvent::Refusal { instance, exec, path, code: Code::ResumeClaimHeld, reaction });
+                        self.end(&work, Exit::Refused).await;
+                        return;
+                    }
+                }
+            }
+        }
+        let (version, completed) = w.store.read(instance).await;
+        w.emit(ModelEvent::Rehydrated { instance, exec, version });
+        if version != work.expects || completed {
+            // Already applied (a duplicate, or a step someone else finished): release and drop.
+            self.release(instance, exec, owner).await;
+            self.consume(&work);
+            self.end(&work, Exit::Duplicate).await;
+            return;
+        }
+        if let Source::Relay { ticket, .. } = work.source {
+            if !ticket.confirmed {
+                // The delivery is not registered in the binding table: running it would
+                // break the in-flight accounting. Hand it back.
+                self.release(instance, exec, owner).await;
+                self.retry_later(&work, false).await;
+                self.end(&work, Exit::Refused).await;
+                return;
+            }
+        }
+        let slow = w.fault(w.faults.slow_step_per_step);
+        w.emit(ModelEvent::StepStarted { instance, exec, step: version as u32 + 1, slow });
+        let duration = if slow {
+            w.scenario.timeouts.claim_timeout + streams::millis_up_to(streams::STEPS, w.scenario.timeouts.claim_timeout)
+        } else {
+            streams::millis_up_to(streams::STEPS, w.scenario.workload.step_duration_max)
+        };
+        sleep(duration).await;
+        let error = self.draw_step_error();
+        w.emit(ModelEvent::StepEnded { instance, exec, error });
+        match error {
+            Some(code) => {
+                let skip_release = match code {
+                    Code::StepPanic => w.mutant_is(Mutant::NoReleaseOnPanic),
+                    _ => w.mutant_is(Mutant::NoReleaseOnError),
+                };
+                if !skip_release {
+                    self.release(instance, exec, owner).await;
+                }
+                self.retry_later(&work, false).await;
+                let exit = match code {
+                    Code::StepValidation => Exit::ValidationError,
+                    Code::StepPanic => Exit::Panic,
+                    _ => Exit::UnexpectedFailure,
+                };
+                self.end(&work, exit).await;
+            }
+            None => self.commit(&work, owner, version).await,
+        }
+    }
+
+    async fn commit(&self, work: &Work, owner: OwnerId, version: u64) {
+        let w = &self.world;
+        let (instance, exec) = (work.instance, work.exec);
+        let next = w.store.state().borrow().instances[instance.0 as usize].plan.get(version as usize + 1).copied();
+        let mut spec = CommitSpec { based_on: version, conditional: true, release: true };
+        if w.mutant_is(Mutant::ReleaseBeforeCommit) {
+            // "Release first, then write": the write can no longer be conditional on owning.
+            self.release(instance, exec, owner).await;
+            spec = CommitSpec { conditional: false, release: false, ..spec };
+        } else if w.mutant_is(Mutant::ReleaseAfterCommit) {
+            spec.release = false;
+        } else if w.mutant_is(Mutant::UnconditionalCommit) {
+            spec.conditional = false;
+        } else if w.mutant_is(Mutant::ParkedKeepsClaim) && next == Some(Trigger::Pull) {
+            spec.release = false;
+        }
+        let timer_delay = streams::millis_up_to(streams::WORKLOAD, w.scenario.workload.timer_delay_max);
+        match w.store.commit(instance, exec, owner, spec, timer_delay).await {
+            Ok(_) => {
+                if w.mutant_is(Mutant::ReleaseAfterCommit) {
+                    self.release(instance, exec, owner).await;
+                }
+                self.consume(work);
+                self.end(work, Exit::Committed).await;
+            }
+            Err(_) => {
+                // R19: our claim was swept or taken as stale, so this write is void. The
+                // step may or may not have been done by someone else: hand the trigger
+                // back; a redelivery finds out (and drops it as a duplicate if done).
+                self.retry_later(work, false).await;
+                self.end(work, Exit::LostClaim).await;
+            }
+        }
+    }
+
+    fn draw_step_error(&self) -> Option<Code> {
+        let wl = &self.world.scenario.workload;
+        if wl.validation_error.draw(streams::STEPS) {
+            Some(Code::StepValidation)
+        } else if wl.unexpected_failure.draw(streams::STEPS) {
+            Some(Code::StepFailed)
+        } else if wl.panic.draw(streams::STEPS) {
+            Some(Code::StepPanic)
+        } else {
+            None
+        }
+    }
+
+    async fn release(&self, instance: InstanceId, exec: ExecId, owner: OwnerId) {
+        self.world.store.release(instance, exec, owner).await;
+    }
+
+    /// The trigger is done with: ack the relay (a timer row was consumed by the commit).
+    fn consume(&self, work: &Work) {
+        if let Source::Relay { tag, .. } = work.source {
+            self.world.broker.ack(tag);
+        }
+    }
+
+    /// Gives the trigger back for a later attempt: requeue a relay (R4), defer a timer with
+    /// capped exponential backoff and jitter (R5). `refused` counts towards the backoff.
+    async fn retry_later(&self, work: &Work, refused: bool) -> Reaction {
+        let w = &self.world;
+        match work.source {
+            Source::Relay { tag, .. } => {
+                w.broker.requeue(tag, w.scenario.timeouts.requeue_delay);
+                Reaction::Requeued
+            }
+            Source::Timer => {
+                let t = &w.scenario.timeouts;
+                let attempt = w.store.timer_attempt(work.instance) + u32::from(refused);
+                let backoff = if w.mutant_is(Mutant::TimerDeferNoBackoff) {
+                    Duration::ZERO
+                } else {
+                    backoff(t.timer_backoff_base, t.timer_backoff_max, attempt.max(1))
+                        + streams::millis_up_to(streams::TIMERS, t.timer_backoff_base)
+                };
+                let attempt = w.store.defer_timer(work.instance, work.expects, backoff, refused).await;
+                Reaction::Deferred { attempt, backoff_ms: backoff.as_millis() as u64 }
+            }
+        }
+    }
+
+    async fn end(&self, work: &Work, exit: Exit) {
+        if let Source::Relay { tag, .. } = work.source {
+            // A dead binding lane (the process is going away) has nothing left to forget.
+            let _ = self.bindings.finish(tag).await;
+        }
+        self.world.emit(ModelEvent::ExecutionEnded { instance: work.instance, exec: work.exec, exit });
+    }
+}
+
+/// Capped exponential backoff: `base * 2^(attempt-1)`, at most `max`.
+pub fn backoff(base: Duration, max: Duration, attempt: u32) -> Duration {
+    let factor = 1u32.checked_shl(attempt.saturating_sub(1).min(30)).unwrap_or(u32::MAX);
+    base.saturating_mul(factor).min(max)
+}
+
+/// Spawns the lane loop as a daemon on the current node.
+pub fn spawn(lane: ExecutionLane) {
+    let name = format!("lane-{}", lane.lane);
+    executor::spawn_daemon_on(executor::current_node(), name, lane.run());
+}

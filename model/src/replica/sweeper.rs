@@ -1,0 +1,43 @@
+//! The sweeper role: lease-gated (one holder at a time, with expiry), it clears claims
+//! older than the claim timeout by the store's clock, by age and owner-blind (R14, R18).
+//! It is the only backstop for a process that stopped existing.
+
+use std::rc::Rc;
+
+use sutra_sim_core::executor::{self, sleep};
+
+use crate::ids::{OwnerId, ProcessId};
+use crate::mutant::Mutant;
+use crate::store::{OwnerFilter, SweepCutoff};
+use crate::world::World;
+
+/// The careless sweeper's owner parser, written when a replica had one lane: it clears
+/// only owners that look like a bare process or its lane 0.
+fn looks_like_a_known_owner(owner: OwnerId) -> bool {
+    let text = owner.display_string();
+    match text.split_once('#') {
+        None => text.starts_with('p'),
+        Some((_, lane)) => lane == "lane-0",
+    }
+}
+
+/// The sweeper loop of one process.
+pub async fn run(world: Rc<World>, process: ProcessId) {
+    let t = world.scenario.timeouts.clone();
+    loop {
+        sleep(t.sweep_interval).await;
+        let unleased = world.mutant_is(Mutant::SweeperUnleased);
+        if !unleased && !world.store.acquire_lease(process, t.lease_duration).await {
+            continue;
+        }
+        let cutoff = if world.mutant_is(Mutant::LocalClockStaleness) {
+            let local = executor::local_now();
+            SweepCutoff::TakenBefore(sutra_sim_core::SimTime(local.0.saturating_sub(t.claim_timeout.as_nanos() as u64)))
+        } else {
+            SweepCutoff::StoreAge
+        };
+        let filter: Option<OwnerFilter> =
+            world.mutant_is(Mutant::SweeperParsesOwner).then_some(looks_like_a_known_owner as OwnerFilter);
+        world.store.sweep(process, cutoff, !unleased, filter).await;
+    }
+}

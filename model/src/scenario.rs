@@ -1,0 +1,499 @@
+//! Scenarios: the typed, documented description of one situation to simulate, read from
+//! `scenarios/NAME.toml`. Every field has a unit in its name or its type (durations are
+//! strings like `"30s"`, probabilities are ratios like `"1/50"`), every section is strict
+//! (unknown keys are errors naming the file, line and key), and `validate` refuses
+//! impossible combinations before anything runs.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use sutra_sim_core::time::serde_duration;
+use sutra_sim_core::{format_duration, Budgets, StrategyConfig};
+
+use crate::ratio::Ratio;
+
+/// Most replicas, lanes, instances and steps a scenario may ask for.
+pub const REPLICAS_MAX: u32 = 32;
+/// Most execution lanes per replica.
+pub const LANES_MAX: u32 = 64;
+/// Most instances in one run.
+pub const INSTANCES_MAX: u32 = 10_000;
+/// Most steps per instance.
+pub const STEPS_MAX: u32 = 1_000;
+/// Most pull workers.
+pub const PULL_WORKERS_MAX: u32 = 32;
+
+/// One scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Short name, kebab-case.
+    pub name: String,
+    /// One line on the situation it simulates.
+    pub description: String,
+    /// Processes and lanes.
+    #[serde(default)]
+    pub topology: Topology,
+    /// Instances and their steps.
+    #[serde(default)]
+    pub workload: Workload,
+    /// The runtime's timing keys.
+    #[serde(default)]
+    pub timeouts: Timeouts,
+    /// Fault kinds and rates.
+    #[serde(default)]
+    pub faults: Faults,
+    /// The faulty phase and the heal.
+    #[serde(default)]
+    pub phases: Phases,
+    /// Strategy, checkers and budgets.
+    #[serde(default)]
+    pub run: RunSection,
+}
+
+/// Processes and lanes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Topology {
+    /// Replica processes.
+    pub replicas: u32,
+    /// Execution lanes per replica.
+    pub lanes: u32,
+    /// Pull-worker nodes.
+    pub pull_workers: u32,
+    /// Unacked relays a replica may hold at once (broker prefetch window).
+    pub prefetch: u32,
+}
+
+impl Default for Topology {
+    fn default() -> Self {
+        Topology { replicas: 3, lanes: 2, pull_workers: 1, prefetch: 8 }
+    }
+}
+
+/// Instances and their steps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Workload {
+    /// Workflow instances, all started at time zero.
+    pub instances: u32,
+    /// Steps per instance (K).
+    pub steps: u32,
+    /// Relative weight of steps that wait for a relay.
+    pub relay_weight: u32,
+    /// Relative weight of steps that wait for a timer.
+    pub timer_weight: u32,
+    /// Relative weight of steps that wait for a pull task.
+    pub pull_weight: u32,
+    /// Longest normal step.
+    #[serde(with = "serde_duration")]
+    pub step_duration_max: Duration,
+    /// Longest delay before a relay is published after a commit.
+    #[serde(with = "serde_duration")]
+    pub relay_delay_max: Duration,
+    /// Longest delay until a timer is due.
+    #[serde(with = "serde_duration")]
+    pub timer_delay_max: Duration,
+    /// Longest time a pull worker works on a task.
+    #[serde(with = "serde_duration")]
+    pub pull_work_max: Duration,
+    /// Chance that an attempt ends in a validation error.
+    pub validation_error: Ratio,
+    /// Chance that an attempt ends in an unexpected failure.
+    pub unexpected_failure: Ratio,
+    /// Chance that an attempt panics.
+    pub panic: Ratio,
+}
+
+impl Default for Workload {
+    fn default() -> Self {
+        Workload {
+            instances: 6,
+            steps: 3,
+            relay_weight: 4,
+            timer_weight: 3,
+            pull_weight: 1,
+            step_duration_max: Duration::from_millis(200),
+            relay_delay_max: Duration::from_millis(50),
+            timer_delay_max: Duration::from_secs(2),
+            pull_work_max: Duration::from_secs(45),
+            validation_error: Ratio::new(1, 60).expect("valid"),
+            unexpected_failure: Ratio::new(1, 80).expect("valid"),
+            panic: Ratio::new(1, 100).expect("valid"),
+        }
+    }
+}
+
+/// The runtime's timing keys.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Timeouts {
+    /// A claim older than this (by the store's clock) is stale: it may be taken or swept.
+    #[serde(with = "serde_duration")]
+    pub claim_timeout: Duration,
+    /// How often the lease holder sweeps.
+    #[serde(with = "serde_duration")]
+    pub sweep_interval: Duration,
+    /// How long a sweeper lease lasts without renewal.
+    #[serde(with = "serde_duration")]
+    pub lease_duration: Duration,
+    /// How often a replica polls the store for due timers.
+    #[serde(with = "serde_duration")]
+    pub timer_poll_interval: Duration,
+    /// How long a picked timer is hidden from other pollers (its fire lease).
+    #[serde(with = "serde_duration")]
+    pub timer_fire_lease: Duration,
+    /// First backoff of a refused timer fire; it doubles per refusal.
+    #[serde(with = "serde_duration")]
+    pub timer_backoff_base: Duration,
+    /// Cap of the timer backoff.
+    #[serde(with = "serde_duration")]
+    pub timer_backoff_max: Duration,
+    /// Delay before a requeued relay is delivered again.
+    #[serde(with = "serde_duration")]
+    pub requeue_delay: Duration,
+    /// Longest one-way latency of a store call.
+    #[serde(with = "serde_duration")]
+    pub store_latency_max: Duration,
+    /// How long a pull worker's lock on a task row lasts.
+    #[serde(with = "serde_duration")]
+    pub task_lock_duration: Duration,
+    /// How often the broker checks for dead consumers to redeliver their unacked relays.
+    #[serde(with = "serde_duration")]
+    pub broker_liveness_interval: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            claim_timeout: Duration::from_secs(30),
+            sweep_interval: Duration::from_secs(5),
+            lease_duration: Duration::from_secs(15),
+            timer_poll_interval: Duration::from_millis(250),
+            timer_fire_lease: Duration::from_secs(45),
+            timer_backoff_base: Duration::from_millis(100),
+            timer_backoff_max: Duration::from_secs(5),
+            requeue_delay: Duration::from_millis(50),
+            store_latency_max: Duration::from_millis(4),
+            task_lock_duration: Duration::from_secs(120),
+            broker_liveness_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+/// Fault kinds and their rates. Rates named `*_per_tick` are drawn once per fault tick
+/// during the faulty phase; `*_per_delivery` and `*_per_step` at each such action.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Faults {
+    /// Per seed, switch each fault kind on or off and scale its rate (swarm testing).
+    pub swarm: bool,
+    /// How often the fault injector considers injecting.
+    #[serde(with = "serde_duration")]
+    pub tick: Duration,
+    /// Kill a replica at an arbitrary await point.
+    pub replica_crash_per_tick: Ratio,
+    /// Longest a killed replica stays dead before restarting (it may stay dead until heal).
+    #[serde(with = "serde_duration")]
+    pub restart_delay_max: Duration,
+    /// Freeze a replica (GC, VM pause).
+    pub process_pause_per_tick: Ratio,
+    /// Longest pause; pauses past the claim timeout make live-but-slow owners.
+    #[serde(with = "serde_duration")]
+    pub pause_max: Duration,
+    /// Dispatch a delivery to the wrong lane of its replica.
+    pub misroute_per_delivery: Ratio,
+    /// Largest clock offset given to a replica, either way.
+    #[serde(with = "serde_duration")]
+    pub clock_skew_max: Duration,
+    /// Deliver a relay twice.
+    pub broker_duplicate_per_delivery: Ratio,
+    /// Make a step outlast the claim timeout (a live-but-slow owner).
+    pub slow_step_per_step: Ratio,
+    /// Start an administrative migration of a random instance.
+    pub migration_per_tick: Ratio,
+}
+
+impl Default for Faults {
+    fn default() -> Self {
+        Faults {
+            swarm: false,
+            tick: Duration::from_secs(1),
+            replica_crash_per_tick: Ratio::NEVER,
+            restart_delay_max: Duration::from_secs(20),
+            process_pause_per_tick: Ratio::NEVER,
+            pause_max: Duration::from_secs(60),
+            misroute_per_delivery: Ratio::NEVER,
+            clock_skew_max: Duration::ZERO,
+            broker_duplicate_per_delivery: Ratio::NEVER,
+            slow_step_per_step: Ratio::NEVER,
+            migration_per_tick: Ratio::NEVER,
+        }
+    }
+}
+
+impl Faults {
+    /// True if some fault causes contention or mis-routing by design, so claim bounces are
+    /// expected and the quiet-bounce-meter has nothing to say.
+    pub fn contention_expected(&self) -> bool {
+        !(self.misroute_per_delivery.is_never()
+            && self.broker_duplicate_per_delivery.is_never()
+            && self.slow_step_per_step.is_never()
+            && self.process_pause_per_tick.is_never()
+            && self.replica_crash_per_tick.is_never()
+            && self.migration_per_tick.is_never()
+            && self.clock_skew_max.is_zero())
+    }
+}
+
+/// The faulty phase and the heal.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Phases {
+    /// When faults stop, paused replicas resume and dead ones restart.
+    #[serde(with = "serde_duration")]
+    pub heal_at: Duration,
+}
+
+impl Default for Phases {
+    fn default() -> Self {
+        Phases { heal_at: Duration::from_secs(60) }
+    }
+}
+
+/// Strategy, checkers and budgets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunSection {
+    /// `random`, `pct`, `pct:DEPTH` or `pct:DEPTH:HORIZON`.
+    pub strategy: String,
+    /// Checkers by name; empty means all built-in checkers.
+    pub checkers: Vec<String>,
+    /// Most events per run.
+    pub events_max: u64,
+    /// Most simulated time per run.
+    #[serde(with = "serde_duration")]
+    pub sim_time_max: Duration,
+    /// Most polls per run.
+    pub polls_max: u64,
+    /// A state-lane turn open longer than this is a hang.
+    #[serde(with = "serde_duration")]
+    pub stall_bound: Duration,
+    /// Most claim bounces the quiet-bounce-meter accepts in a run without contention faults.
+    pub bounce_threshold: u32,
+}
+
+impl Default for RunSection {
+    fn default() -> Self {
+        RunSection {
+            strategy: "random".into(),
+            checkers: Vec::new(),
+            events_max: 200_000,
+            sim_time_max: Duration::from_secs(3_600),
+            polls_max: 2_000_000,
+            stall_bound: Duration::from_secs(120),
+            bounce_threshold: 2,
+        }
+    }
+}
+
+/// A scenario that could not be read or is impossible.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError(pub String);
+
+impl std::fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// The built-in scenarios, compiled in from `scenarios/*.toml`.
+pub const BUILT_IN: &[(&str, &str)] = &[
+    ("smoke", include_str!("../../scenarios/smoke.toml")),
+    ("migration", include_str!("../../scenarios/migration.toml")),
+    ("pull-workers", include_str!("../../scenarios/pull-workers.toml")),
+];
+
+impl Scenario {
+    /// Parses TOML text; `origin` (a file name) prefixes every error.
+    pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
+        let scenario: Scenario =
+            toml::from_str(text).map_err(|e| ScenarioError(describe_toml_error(text, origin, &e)))?;
+        scenario.validate().map_err(|e| ScenarioError(format!("{origin}: {e}")))?;
+        Ok(scenario)
+    }
+
+    /// A built-in scenario by name.
+    pub fn built_in(name: &str) -> Result<Scenario, ScenarioError> {
+        let (_, text) = BUILT_IN.iter().find(|(n, _)| *n == name).ok_or_else(|| {
+            let known: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
+            ScenarioError(format!("unknown scenario {name:?}; known scenarios: {}", known.join(", ")))
+        })?;
+        Scenario::from_toml(text, &format!("scenarios/{name}.toml"))
+    }
+
+    /// Every built-in scenario, in listing order.
+    pub fn all_built_in() -> Vec<Scenario> {
+        BUILT_IN.iter().map(|(n, _)| Scenario::built_in(n).expect("built-in scenarios are valid")).collect()
+    }
+
+    /// The scenario as TOML (for reproducers).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a scenario always serialises")
+    }
+
+    /// The strategy named in the scenario.
+    pub fn strategy(&self) -> StrategyConfig {
+        StrategyConfig::parse(&self.run.strategy).expect("validated")
+    }
+
+    /// The run's budgets.
+    pub fn budgets(&self) -> Budgets {
+        Budgets { events_max: self.run.events_max, sim_time_max: self.run.sim_time_max, polls_max: self.run.polls_max }
+    }
+
+    /// The bound by which, after the heal, every instance must have completed: derived
+    /// from the timeouts (a dead owner is swept within claim timeout + sweep interval +
+    /// lease, a refused fire waits at most the backoff cap) plus the time the remaining
+    /// steps need.
+    pub fn completion_bound(&self) -> Duration {
+        let t = &self.timeouts;
+        let w = &self.workload;
+        let recovery =
+            t.claim_timeout + t.sweep_interval * 2 + t.lease_duration + t.timer_backoff_max * 4 + t.timer_fire_lease;
+        let per_step = w.step_duration_max
+            + w.relay_delay_max
+            + w.timer_delay_max
+            + w.pull_work_max
+            + t.requeue_delay
+            + t.timer_poll_interval
+            + t.store_latency_max * 8
+            + t.broker_liveness_interval;
+        let lanes = (self.topology.replicas * self.topology.lanes).max(1);
+        let queued_steps = (w.instances * w.steps).div_ceil(lanes) + w.steps;
+        recovery * 2 + per_step * queued_steps.min(STEPS_MAX) + t.task_lock_duration
+    }
+
+    /// Refuses impossible scenarios with the reason.
+    pub fn validate(&self) -> Result<(), String> {
+        let t = &self.topology;
+        let w = &self.workload;
+        let between = |what: &str, v: u32, lo: u32, hi: u32| {
+            if v < lo || v > hi {
+                Err(format!("{what} = {v} is outside {lo}..={hi}"))
+            } else {
+                Ok(())
+            }
+        };
+        between("topology.replicas", t.replicas, 1, REPLICAS_MAX)?;
+        between("topology.lanes", t.lanes, 1, LANES_MAX)?;
+        between("topology.pull_workers", t.pull_workers, 0, PULL_WORKERS_MAX)?;
+        between("topology.prefetch", t.prefetch, 1, 1_000)?;
+        between("workload.instances", w.instances, 1, INSTANCES_MAX)?;
+        between("workload.steps", w.steps, 1, STEPS_MAX)?;
+        if w.relay_weight + w.timer_weight + w.pull_weight == 0 {
+            return Err("workload: relay_weight, timer_weight and pull_weight are all 0".into());
+        }
+        if w.pull_weight > 0 && t.pull_workers == 0 {
+            return Err("workload.pull_weight > 0 needs topology.pull_workers >= 1".into());
+        }
+        let tt = &self.timeouts;
+        for (key, d) in [
+            ("timeouts.claim_timeout", tt.claim_timeout),
+            ("timeouts.sweep_interval", tt.sweep_interval),
+            ("timeouts.lease_duration", tt.lease_duration),
+            ("timeouts.timer_poll_interval", tt.timer_poll_interval),
+            ("timeouts.timer_fire_lease", tt.timer_fire_lease),
+            ("timeouts.timer_backoff_base", tt.timer_backoff_base),
+            ("timeouts.task_lock_duration", tt.task_lock_duration),
+            ("timeouts.broker_liveness_interval", tt.broker_liveness_interval),
+            ("faults.tick", self.faults.tick),
+        ] {
+            if d.is_zero() {
+                return Err(format!("{key} must be more than 0"));
+            }
+        }
+        if tt.timer_backoff_max < tt.timer_backoff_base {
+            return Err(format!(
+                "timeouts.timer_backoff_max ({}) is below timeouts.timer_backoff_base ({})",
+                format_duration(tt.timer_backoff_max),
+                format_duration(tt.timer_backoff_base)
+            ));
+        }
+        // R16: steps are far shorter than the claim timeout; a scenario that says otherwise
+        // describes a runtime the spec does not, unless it is the slow-step fault.
+        if w.step_duration_max * 4 > tt.claim_timeout {
+            return Err(format!(
+                "workload.step_duration_max ({}) must be far below timeouts.claim_timeout ({}): R16",
+                format_duration(w.step_duration_max),
+                format_duration(tt.claim_timeout)
+            ));
+        }
+        if self.phases.heal_at >= self.run.sim_time_max {
+            return Err("phases.heal_at must come before run.sim_time_max".into());
+        }
+        StrategyConfig::parse(&self.run.strategy).map_err(|e| format!("run.strategy: {e}"))?;
+        if self.run.events_max == 0 || self.run.polls_max == 0 {
+            return Err("run.events_max and run.polls_max must be more than 0".into());
+        }
+        Ok(())
+    }
+}
+
+/// Turns a TOML error into one line naming the file, the line and the key.
+fn describe_toml_error(text: &str, origin: &str, error: &toml::de::Error) -> String {
+    let line = error.span().map(|span| text[..span.start.min(text.len())].lines().count().max(1));
+    let message = error.message().trim().replace('\n', " ");
+    match line {
+        Some(line) => format!("{origin}:{line}: {message}"),
+        None => format!("{origin}: {message}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_built_in_scenario_is_valid() {
+        for s in Scenario::all_built_in() {
+            s.validate().unwrap();
+        }
+    }
+
+    #[test]
+    fn an_unknown_key_names_the_file_line_and_key() {
+        let err =
+            Scenario::from_toml("name = \"x\"\ndescription = \"d\"\n[topology]\nreplicas = 2\nlanez = 3\n", "bad.toml")
+                .unwrap_err()
+                .0;
+        assert!(err.starts_with("bad.toml:5:"), "{err}");
+        assert!(err.contains("lanez"), "{err}");
+    }
+
+    #[test]
+    fn a_negative_duration_is_refused() {
+        let err =
+            Scenario::from_toml("name = \"x\"\ndescription = \"d\"\n[timeouts]\nclaim_timeout = \"-3s\"\n", "neg.toml")
+                .unwrap_err()
+                .0;
+        assert!(err.contains("neg.toml:4") && err.contains("negative"), "{err}");
+    }
+
+    #[test]
+    fn impossible_values_are_refused() {
+        let err = Scenario::from_toml("name = \"x\"\ndescription = \"d\"\n[topology]\nreplicas = 0\n", "zero.toml")
+            .unwrap_err()
+            .0;
+        assert!(err.contains("topology.replicas"), "{err}");
+    }
+
+    #[test]
+    fn toml_round_trip_is_identity() {
+        for s in Scenario::all_built_in() {
+            assert_eq!(Scenario::from_toml(&s.to_toml(), "round-trip").unwrap(), s);
+        }
+    }
+}

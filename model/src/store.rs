@@ -1,0 +1,538 @@
+//! The store: the authoritative clock and the rows of instances, timers, tasks and the
+//! sweeper lease.
+//!
+//! Every operation is one atomic transaction applied at the store's instant, between a
+//! request latency and a response latency: a caller killed before the request arrives
+//! changes nothing; one killed after it learns nothing. The claim (R2, R10) is a single
+//! conditional update that refuses instead of waiting; the commit writes the step and
+//! releases in the same transaction, conditional on still owning the row (R8, R19); a
+//! refused or rejected operation writes nothing. The store reports the truth of every
+//! write as a trace event, which is what the checkers judge.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use sutra_sim_core::executor::{self, sleep};
+use sutra_sim_core::{SimTime, Tracer};
+
+use crate::broker::{Broker, Relay};
+use crate::event::{ModelEvent, WriteKind};
+use crate::ids::{ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
+use crate::streams;
+
+/// What an instance waits for before its next step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Trigger {
+    /// A relay through the broker.
+    Relay,
+    /// A timer row.
+    Timer,
+    /// A task row for a pull worker; its completion comes back as a relay.
+    Pull,
+}
+
+/// An instance's row.
+#[derive(Clone, Debug)]
+pub struct InstanceRow {
+    /// Who holds the claim, if anyone.
+    pub owner: Option<OwnerId>,
+    /// When the claim was taken, by the store's clock.
+    pub claimed_at: SimTime,
+    /// Committed steps so far. Invariant: only a commit changes it.
+    pub version: u64,
+    /// Waiting on a pull worker's task.
+    pub parked: bool,
+    /// Steps in all.
+    pub steps: u32,
+    /// What each step waits for: `plan[v]` triggers the step that takes version v to v+1.
+    pub plan: Vec<Trigger>,
+}
+
+impl InstanceRow {
+    /// True once every step committed.
+    pub fn completed(&self) -> bool {
+        self.version >= u64::from(self.steps)
+    }
+}
+
+/// A pending timer: fire the step expecting `expects` when due.
+#[derive(Clone, Copy, Debug)]
+pub struct TimerRow {
+    /// The instance.
+    pub instance: InstanceId,
+    /// The version the fired step expects to find.
+    pub expects: u64,
+    /// When it is next due.
+    pub due: SimTime,
+    /// Refusals so far.
+    pub attempt: u32,
+}
+
+/// A task parked for a pull worker.
+#[derive(Clone, Copy, Debug)]
+pub struct TaskRow {
+    /// The instance.
+    pub instance: InstanceId,
+    /// The version the completion's step expects.
+    pub expects: u64,
+    /// The worker holding the lock, and until when.
+    pub locked: Option<(u32, SimTime)>,
+}
+
+/// Everything the store holds. Read-only to checkers through the model view.
+#[derive(Default)]
+pub struct StoreState {
+    /// Instance rows by id (ids are 0..n).
+    pub instances: Vec<InstanceRow>,
+    /// Timer rows by instance (at most one pending trigger per instance).
+    pub timers: BTreeMap<InstanceId, TimerRow>,
+    /// Task rows by instance.
+    pub tasks: BTreeMap<InstanceId, TaskRow>,
+    /// The sweeper lease: holder and expiry.
+    pub lease: Option<(ProcessId, SimTime)>,
+}
+
+/// The answer to a claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClaimResult {
+    /// The claim is ours.
+    Granted,
+    /// `holder` has it; nothing was written.
+    Refused {
+        /// The current holder.
+        holder: OwnerId,
+    },
+}
+
+/// How a commit is conditioned and what it leaves behind.
+#[derive(Clone, Copy, Debug)]
+pub struct CommitSpec {
+    /// The version the step was computed from.
+    pub based_on: u64,
+    /// Require the writer to own the row (R19).
+    pub conditional: bool,
+    /// Release the claim in the same transaction (R8).
+    pub release: bool,
+}
+
+/// Which claims a sweep clears.
+#[derive(Clone, Copy, Debug)]
+pub enum SweepCutoff {
+    /// Older than the claim timeout by the store's clock (R18).
+    StoreAge,
+    /// Taken before this instant, as computed by the caller (a careless sweeper).
+    TakenBefore(SimTime),
+}
+
+/// A pure predicate on owner ids a careless sweeper applies (R14 says there is none).
+pub type OwnerFilter = fn(OwnerId) -> bool;
+
+/// The store handle shared by every component.
+#[derive(Clone)]
+pub struct Store {
+    state: Rc<RefCell<StoreState>>,
+    tracer: Tracer<ModelEvent>,
+    /// The transactional outbox's destination: a relay written by a commit is published
+    /// by the store itself, so a writer that dies after committing loses nothing.
+    broker: Broker,
+    relay_delay_max: Duration,
+    latency_max_ms: u32,
+    claim_timeout: Duration,
+}
+
+impl Store {
+    /// An empty store.
+    pub fn new(
+        tracer: Tracer<ModelEvent>,
+        broker: Broker,
+        relay_delay_max: Duration,
+        latency_max: Duration,
+        claim_timeout: Duration,
+    ) -> Store {
+        Store {
+            state: Rc::new(RefCell::new(StoreState::default())),
+            tracer,
+            broker,
+            relay_delay_max,
+            latency_max_ms: u32::try_from(latency_max.as_millis()).unwrap_or(u32::MAX),
+            claim_timeout,
+        }
+    }
+
+    /// Read access for views and checkers.
+    pub fn state(&self) -> Rc<RefCell<StoreState>> {
+        self.state.clone()
+    }
+
+    /// One-way network latency to or from the store.
+    async fn latency(&self) {
+        let ms = executor::choose_in(streams::STORE, self.latency_max_ms + 1);
+        if ms > 0 {
+            sleep(Duration::from_millis(u64::from(ms))).await;
+        }
+    }
+
+    /// Adds an instance row (setup only; no latency).
+    pub fn create_instance(&self, plan: Vec<Trigger>) -> InstanceId {
+        let mut s = self.state.borrow_mut();
+        let id = InstanceId(s.instances.len() as u32);
+        let steps = plan.len() as u32;
+        s.instances.push(InstanceRow {
+            owner: None,
+            claimed_at: SimTime::ZERO,
+            version: 0,
+            parked: false,
+            steps,
+            plan,
+        });
+        id
+    }
+
+    /// R2: take the claim if the row is free, stale by the store's clock, or held by the
+    /// same owner (R10); otherwise match nothing and refuse.
+    pub async fn claim(
+        &self,
+        instance: InstanceId,
+        exec: ExecId,
+        owner: OwnerId,
+        process: Option<ProcessId>,
+        path: ResumePath,
+    ) -> ClaimResult {
+        self.latency().await;
+        let result = {
+            let mut s = self.state.borrow_mut();
+            let now = executor::now();
+            let row = &mut s.instances[instance.0 as usize];
+            let age = now.since(row.claimed_at);
+            let stale = row.owner.is_some_and(|o| o != owner) && age > self.claim_timeout;
+            match row.owner {
+                Some(holder) if holder != owner && !stale => ClaimResult::Refused { holder },
+                previous => {
+                    row.owner = Some(owner);
+                    row.claimed_at = now;
+                    let (version, parked) = (row.version, row.parked);
+                    drop(s);
+                    self.tracer.emit(ModelEvent::ClaimGranted {
+                        instance,
+                        exec,
+                        owner,
+                        process,
+                        path,
+                        previous,
+                        stale_age_ms: stale.then(|| age.as_millis() as u64),
+                    });
+                    self.row_written(instance, WriteKind::Claim, Some(exec), Some(owner), Some(owner), version, parked);
+                    ClaimResult::Granted
+                }
+            }
+        };
+        if let ClaimResult::Refused { holder } = result {
+            self.tracer.emit(ModelEvent::ClaimRefused { instance, exec, owner, path, holder });
+        }
+        self.latency().await;
+        result
+    }
+
+    /// Reads the row's committed version and whether it is parked.
+    pub async fn read(&self, instance: InstanceId) -> (u64, bool) {
+        self.latency().await;
+        let row = {
+            let s = self.state.borrow();
+            let r = &s.instances[instance.0 as usize];
+            (r.version, r.completed())
+        };
+        self.latency().await;
+        row
+    }
+
+    /// The step commit: writes version `based_on + 1`, the next trigger's row, and (if
+    /// `release`) clears the claim, all in one transaction. Rejected, writing nothing, if
+    /// `conditional` and the writer no longer owns the row. Returns the next trigger to
+    /// publish (the caller's outbox), or the holder that made it fail.
+    pub async fn commit(
+        &self,
+        instance: InstanceId,
+        exec: ExecId,
+        owner: OwnerId,
+        spec: CommitSpec,
+        timer_delay: Duration,
+    ) -> Result<Option<Trigger>, Option<OwnerId>> {
+        self.latency().await;
+        let outcome = {
+            let mut s = self.state.borrow_mut();
+            let now = executor::now();
+            let row = &mut s.instances[instance.0 as usize];
+            if spec.conditional && row.owner != Some(owner) {
+                Err(row.owner)
+            } else {
+                let version_before = row.version;
+                row.version = spec.based_on + 1;
+                if spec.release {
+                    row.owner = None;
+                }
+                let next = (!row.completed()).then(|| row.plan[row.version as usize]);
+                row.parked = next == Some(Trigger::Pull);
+                let (version, parked, owner_after) = (row.version, row.parked, row.owner);
+                // The step consumed its trigger's row; the next one is written here.
+                s.timers.remove(&instance);
+                s.tasks.remove(&instance);
+                match next {
+                    Some(Trigger::Timer) => {
+                        let due = now.add(timer_delay);
+                        s.timers.insert(instance, TimerRow { instance, expects: version, due, attempt: 0 });
+                    }
+                    Some(Trigger::Pull) => {
+                        s.tasks.insert(instance, TaskRow { instance, expects: version, locked: None });
+                    }
+                    _ => {}
+                }
+                drop(s);
+                self.tracer.emit(ModelEvent::CommitAccepted {
+                    instance,
+                    exec,
+                    owner,
+                    based_on: spec.based_on,
+                    version_before,
+                    version_after: version,
+                });
+                self.row_written(instance, WriteKind::Commit, Some(exec), Some(owner), owner_after, version, parked);
+                match next {
+                    Some(Trigger::Timer) => self.tracer.emit(ModelEvent::TimerScheduled {
+                        instance,
+                        step: version as u32 + 1,
+                        due_ms: now.add(timer_delay).as_millis(),
+                    }),
+                    Some(Trigger::Pull) => {
+                        self.tracer.emit(ModelEvent::TaskParked { instance, step: version as u32 + 1 })
+                    }
+                    Some(Trigger::Relay) => self.publish_from_outbox(instance, version, ResumePath::Relay),
+                    None => self.tracer.emit(ModelEvent::InstanceCompleted { instance }),
+                }
+                Ok(next)
+            }
+        };
+        if let Err(holder) = outcome {
+            self.tracer.emit(ModelEvent::CommitRejected { instance, exec, owner, holder });
+        }
+        self.latency().await;
+        outcome
+    }
+
+    /// Releases the claim if `owner` still holds it. Returns whether it matched.
+    pub async fn release(&self, instance: InstanceId, exec: ExecId, owner: OwnerId) -> bool {
+        self.latency().await;
+        let released = {
+            let mut s = self.state.borrow_mut();
+            let row = &mut s.instances[instance.0 as usize];
+            let matched = row.owner == Some(owner);
+            if matched {
+                row.owner = None;
+            }
+            (matched, row.version, row.parked)
+        };
+        self.tracer.emit(ModelEvent::Released { instance, exec, owner, released: released.0 });
+        if released.0 {
+            self.row_written(instance, WriteKind::Release, Some(exec), Some(owner), None, released.1, released.2);
+        }
+        self.latency().await;
+        released.0
+    }
+
+    /// A migration's write: conditional on ownership, records the routing change and
+    /// releases in one transaction.
+    pub async fn migrate_commit(&self, instance: InstanceId, exec: ExecId, owner: OwnerId) -> bool {
+        self.latency().await;
+        let done = {
+            let mut s = self.state.borrow_mut();
+            let row = &mut s.instances[instance.0 as usize];
+            let matched = row.owner == Some(owner);
+            if matched {
+                row.owner = None;
+            }
+            (matched, row.version, row.parked)
+        };
+        if done.0 {
+            self.row_written(instance, WriteKind::Migration, Some(exec), Some(owner), None, done.1, done.2);
+        }
+        self.latency().await;
+        done.0
+    }
+
+    /// Takes or renews the sweeper lease for `process` if it is free, expired, or already
+    /// `process`'s. Returns whether `process` holds it now.
+    pub async fn acquire_lease(&self, process: ProcessId, duration: Duration) -> bool {
+        self.latency().await;
+        let now = executor::now();
+        let until = now.add(duration);
+        let (held, fresh) = {
+            let mut s = self.state.borrow_mut();
+            match s.lease {
+                Some((holder, expiry)) if holder != process && expiry > now => (false, false),
+                previous => {
+                    s.lease = Some((process, until));
+                    (true, !matches!(previous, Some((holder, expiry)) if holder == process && expiry > now))
+                }
+            }
+        };
+        // Renewals are not news; a new holder (or a lapsed one taking it back) is.
+        if fresh {
+            self.tracer.emit(ModelEvent::LeaseAcquired { process, until_ms: until.as_millis() });
+        }
+        self.latency().await;
+        held
+    }
+
+    /// Clears claims by age (R18). With `require_lease`, nothing happens unless `by` holds
+    /// an unexpired lease at the store's instant (the sweep and the lease check are one
+    /// transaction). Each cleared claim is reported with its true age and whether the
+    /// caller held the lease.
+    pub async fn sweep(
+        &self,
+        by: ProcessId,
+        cutoff: SweepCutoff,
+        require_lease: bool,
+        filter: Option<OwnerFilter>,
+    ) -> u32 {
+        self.latency().await;
+        let now = executor::now();
+        let mut cleared = Vec::new();
+        {
+            let mut s = self.state.borrow_mut();
+            let lease_held = matches!(s.lease, Some((holder, expiry)) if holder == by && expiry > now);
+            if lease_held || !require_lease {
+                for (i, row) in s.instances.iter_mut().enumerate() {
+                    let Some(owner) = row.owner else { continue };
+                    let old_enough = match cutoff {
+                        SweepCutoff::StoreAge => now.since(row.claimed_at) > self.claim_timeout,
+                        SweepCutoff::TakenBefore(t) => row.claimed_at < t,
+                    };
+                    if old_enough && filter.is_none_or(|f| f(owner)) {
+                        row.owner = None;
+                        let age = now.since(row.claimed_at).as_millis() as u64;
+                        cleared.push((InstanceId(i as u32), owner, age, row.version, row.parked, lease_held));
+                    }
+                }
+            }
+        }
+        for &(instance, owner, age_ms, version, parked, lease_held) in &cleared {
+            self.tracer.emit(ModelEvent::Swept { instance, owner, age_ms, by, lease_held });
+            self.row_written(instance, WriteKind::Sweep, None, None, None, version, parked);
+        }
+        self.latency().await;
+        cleared.len() as u32
+    }
+
+    /// Due timers, each hidden from other pollers for `fire_lease` (at-least-once firing:
+    /// a poller that dies lets the timer come due again).
+    pub async fn pick_due_timers(&self, fire_lease: Duration, limit: usize) -> Vec<TimerRow> {
+        self.latency().await;
+        let now = executor::now();
+        let picked: Vec<TimerRow> = {
+            let mut s = self.state.borrow_mut();
+            let mut picked = Vec::new();
+            for row in s.timers.values_mut() {
+                if picked.len() >= limit {
+                    break;
+                }
+                if row.due <= now {
+                    picked.push(*row);
+                    row.due = now.add(fire_lease);
+                }
+            }
+            picked
+        };
+        self.latency().await;
+        picked
+    }
+
+    /// Defers a timer still pending for `expects` to `now + backoff`, counting a refusal
+    /// if `refused`. Returns the attempt number after the deferral.
+    pub async fn defer_timer(&self, instance: InstanceId, expects: u64, backoff: Duration, refused: bool) -> u32 {
+        self.latency().await;
+        let now = executor::now();
+        let attempt = {
+            let mut s = self.state.borrow_mut();
+            match s.timers.get_mut(&instance) {
+                Some(row) if row.expects == expects => {
+                    row.due = now.add(backoff);
+                    if refused {
+                        row.attempt += 1;
+                    }
+                    row.attempt
+                }
+                _ => 0,
+            }
+        };
+        self.latency().await;
+        attempt
+    }
+
+    /// The refusal count a timer would have after one more refusal (for computing backoff).
+    pub fn timer_attempt(&self, instance: InstanceId) -> u32 {
+        self.state.borrow().timers.get(&instance).map_or(0, |t| t.attempt)
+    }
+
+    /// Locks the first unlocked (or lock-expired) task row for `worker`.
+    pub async fn lock_task(&self, worker: u32, duration: Duration) -> Option<TaskRow> {
+        self.latency().await;
+        let now = executor::now();
+        let task = {
+            let mut s = self.state.borrow_mut();
+            let row = s.tasks.values_mut().find(|t| t.locked.is_none_or(|(_, until)| until <= now));
+            row.map(|t| {
+                t.locked = Some((worker, now.add(duration)));
+                *t
+            })
+        };
+        self.latency().await;
+        task
+    }
+
+    /// Completes a locked task: if `worker` still holds the lock, the completion is
+    /// published as a fresh relay in the same transaction (R17).
+    pub async fn complete_task(&self, worker: u32, instance: InstanceId, expects: u64) -> bool {
+        self.latency().await;
+        let now = executor::now();
+        let done = {
+            let s = self.state.borrow();
+            match s.tasks.get(&instance) {
+                // The row stays until the step commits. Should the completion be lost (the
+                // worker dies before publishing), the lock expires and another worker
+                // repeats the task: at-least-once, and the duplicate relay is harmless.
+                Some(t) if t.expects == expects && t.locked.is_some_and(|(w, until)| w == worker && until > now) => {
+                    true
+                }
+                _ => false,
+            }
+        };
+        if done {
+            self.tracer.emit(ModelEvent::TaskCompleted { instance, worker });
+            self.publish_from_outbox(instance, expects, ResumePath::PullCompletion);
+        }
+        self.latency().await;
+        done
+    }
+
+    /// Publishes the relay a transaction wrote to the outbox.
+    fn publish_from_outbox(&self, instance: InstanceId, expects: u64, path: ResumePath) {
+        let relay = Relay { message: self.broker.new_message(), instance, expects, path };
+        self.tracer.emit(ModelEvent::RelayPublished { instance, message: relay.message, step: expects as u32 + 1 });
+        self.broker.publish(relay, crate::streams::millis_up_to(crate::streams::BROKER, self.relay_delay_max));
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn row_written(
+        &self,
+        instance: InstanceId,
+        write: WriteKind,
+        by: Option<ExecId>,
+        writer: Option<OwnerId>,
+        owner: Option<OwnerId>,
+        version: u64,
+        parked: bool,
+    ) {
+        self.tracer.emit(ModelEvent::RowWritten { instance, write, by, writer, owner, version, parked });
+    }
+}

@@ -1,0 +1,31 @@
+//! The entropy sub-streams of the model, one per subsystem, so that a new draw in one
+//! subsystem does not reshuffle what the others see (STYLE.md 1).
+
+use sutra_sim_core::Stream;
+
+/// Store latencies.
+pub const STORE: Stream = Stream(2);
+/// Broker delivery choices and delays.
+pub const BROKER: Stream = Stream(3);
+/// Fault occurrence and shape.
+pub const FAULTS: Stream = Stream(4);
+/// Workload shape (plans, delays).
+pub const WORKLOAD: Stream = Stream(5);
+/// Step durations and outcomes.
+pub const STEPS: Stream = Stream(6);
+/// Administrative migrations.
+pub const ADMIN: Stream = Stream(7);
+/// Swarm configuration.
+pub const SWARM: Stream = Stream(8);
+/// Timer jitter.
+pub const TIMERS: Stream = Stream(9);
+/// Pull workers.
+pub const PULL: Stream = Stream(10);
+/// Routing and mis-routing.
+pub const ROUTING: Stream = Stream(11);
+
+/// A duration in `[0, max]` drawn in whole milliseconds from `stream`; 0 is the simplest.
+pub fn millis_up_to(stream: Stream, max: std::time::Duration) -> std::time::Duration {
+    let max_ms = u32::try_from(max.as_millis()).unwrap_or(u32::MAX - 1);
+    std::time::Duration::from_millis(u64::from(sutra_sim_core::executor::choose_in(stream, max_ms + 1)))
+}

@@ -1,0 +1,56 @@
+//! The read-only view of the model that checkers get, built-in and user-written alike.
+//! It exposes the scenario and the store's truth through methods that cannot change
+//! anything; no checker reads the model any other way.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use crate::ids::{InstanceId, OwnerId};
+use crate::scenario::{Faults, Scenario};
+use crate::store::StoreState;
+
+/// What a checker may read besides the events.
+pub struct ModelView {
+    scenario: Scenario,
+    faults: Faults,
+    store: Rc<RefCell<StoreState>>,
+}
+
+impl ModelView {
+    /// A view of `store` under `scenario`, with the effective `faults` of this seed.
+    pub fn new(scenario: Scenario, faults: Faults, store: Rc<RefCell<StoreState>>) -> ModelView {
+        ModelView { scenario, faults, store }
+    }
+
+    /// The scenario being run.
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+
+    /// The fault rates in force for this seed (after swarm selection).
+    pub fn faults(&self) -> &Faults {
+        &self.faults
+    }
+
+    /// Instances that have not committed every step.
+    pub fn incomplete_instances(&self) -> Vec<InstanceId> {
+        let s = self.store.borrow();
+        s.instances.iter().enumerate().filter(|(_, r)| !r.completed()).map(|(i, _)| InstanceId(i as u32)).collect()
+    }
+
+    /// Claims currently held: instance and owner.
+    pub fn held_claims(&self) -> Vec<(InstanceId, OwnerId)> {
+        let s = self.store.borrow();
+        s.instances.iter().enumerate().filter_map(|(i, r)| r.owner.map(|o| (InstanceId(i as u32), o))).collect()
+    }
+
+    /// The committed version of an instance.
+    pub fn version(&self, instance: InstanceId) -> Option<u64> {
+        self.store.borrow().instances.get(instance.0 as usize).map(|r| r.version)
+    }
+
+    /// Number of instances.
+    pub fn instance_count(&self) -> usize {
+        self.store.borrow().instances.len()
+    }
+}

@@ -1,0 +1,67 @@
+//! The workload: instances of K steps, each step waiting for a relay, a timer or a pull
+//! task, drawn from the scenario's mix. The driver starts them all, then waits until every
+//! instance completed and no claim is held — or until the completion bound after the heal
+//! has passed, leaving the verdict to the eventually-checkers.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use sutra_sim_core::executor::{self, sleep};
+
+use crate::broker::Relay;
+use crate::event::ModelEvent;
+use crate::ids::ResumePath;
+use crate::store::Trigger;
+use crate::streams;
+use crate::world::World;
+
+/// How often the driver looks at the store while waiting for the end.
+pub const DRIVER_POLL_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Draws each instance's plan and publishes its first relay.
+pub fn start(world: &Rc<World>) {
+    let w = &world.scenario.workload;
+    let total = w.relay_weight + w.timer_weight + w.pull_weight;
+    for _ in 0..w.instances {
+        // The first step is always started by a relay (the instance's creation message).
+        let mut plan = vec![Trigger::Relay];
+        for _ in 1..w.steps {
+            let pick = executor::choose_in(streams::WORKLOAD, total);
+            plan.push(if pick < w.relay_weight {
+                Trigger::Relay
+            } else if pick < w.relay_weight + w.timer_weight {
+                Trigger::Timer
+            } else {
+                Trigger::Pull
+            });
+        }
+        let instance = world.store.create_instance(plan);
+        world.emit(ModelEvent::InstanceStarted { instance, steps: w.steps });
+        let relay = Relay { message: world.broker.new_message(), instance, expects: 0, path: ResumePath::Relay };
+        world.emit(ModelEvent::RelayPublished { instance, message: relay.message, step: 1 });
+        world.broker.publish(relay, streams::millis_up_to(streams::BROKER, w.relay_delay_max));
+    }
+}
+
+/// Waits for the end of the run, then reads the bounce meter and finishes.
+pub async fn drive(world: Rc<World>) {
+    let deadline = executor::now().add(world.scenario.phases.heal_at + world.scenario.completion_bound());
+    loop {
+        sleep(DRIVER_POLL_INTERVAL).await;
+        let settled = {
+            let store = world.store.state();
+            let s = store.borrow();
+            s.instances.iter().all(|r| r.completed() && r.owner.is_none())
+        };
+        if (settled && world.healed.get()) || executor::now() >= deadline {
+            break;
+        }
+        if settled {
+            // Everything is done before the heal: heal now, there is nothing left to hurt.
+            crate::faults::heal(&world);
+        }
+    }
+    let (relay, timer) = world.bounces.get();
+    world.emit(ModelEvent::BounceMeter { relay, timer });
+    executor::finish();
+}
