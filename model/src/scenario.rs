@@ -354,26 +354,28 @@ impl Scenario {
         Budgets { events_max: self.run.events_max, sim_time_max: self.run.sim_time_max, polls_max: self.run.polls_max }
     }
 
-    /// The bound by which, after the heal, every instance must have completed: derived
-    /// from the timeouts (a dead owner is swept within claim timeout + sweep interval +
-    /// lease, a refused fire waits at most the backoff cap) plus the time the remaining
-    /// steps need.
+    /// The bound by which, after the heal, every instance must have completed, derived
+    /// from the timeouts: a dead owner's claim is swept within claim timeout + two sweep
+    /// intervals + a lapsed lease; a timer picked by a dead poller comes back after its
+    /// fire lease; a refused fire waits at most the backoff cap (a few times); a task
+    /// locked by a lost worker comes back after its lock; then each remaining step needs
+    /// at most its longest wait and duration.
     pub fn completion_bound(&self) -> Duration {
         let t = &self.timeouts;
         let w = &self.workload;
-        let recovery =
-            t.claim_timeout + t.sweep_interval * 2 + t.lease_duration + t.timer_backoff_max * 4 + t.timer_fire_lease;
+        let recovery = t.claim_timeout
+            + t.sweep_interval * 2
+            + t.lease_duration
+            + t.timer_fire_lease
+            + t.timer_backoff_max * 4
+            + t.task_lock_duration;
         let per_step = w.step_duration_max
-            + w.relay_delay_max
-            + w.timer_delay_max
-            + w.pull_work_max
-            + t.requeue_delay
+            + w.relay_delay_max.max(w.timer_delay_max).max(w.pull_work_max)
+            + t.requeue_delay * 2
             + t.timer_poll_interval
             + t.store_latency_max * 8
             + t.broker_liveness_interval;
-        let lanes = (self.topology.replicas * self.topology.lanes).max(1);
-        let queued_steps = (w.instances * w.steps).div_ceil(lanes) + w.steps;
-        recovery * 2 + per_step * queued_steps.min(STEPS_MAX) + t.task_lock_duration
+        recovery + per_step * w.steps.min(STEPS_MAX)
     }
 
     /// Refuses impossible scenarios with the reason.

@@ -23,7 +23,9 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-/// A sub-stream of the entropy source, one per subsystem.
+/// A sub-stream of the entropy source, one per subsystem. Valid streams are
+/// `0..Stream::COUNT`; drawing from another panics, rather than silently sharing a
+/// generator with a valid one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Stream(pub u8);
 
@@ -97,8 +99,15 @@ impl std::fmt::Display for TapeError {
 impl std::error::Error for TapeError {}
 
 enum Source {
-    Random { seed: u64, streams: Vec<Option<ChaCha8Rng>> },
-    Replay { input: Vec<u32>, position: usize },
+    /// Each stream's generator is created at its first draw.
+    Random {
+        seed: u64,
+        streams: Box<[Option<ChaCha8Rng>; Stream::COUNT]>,
+    },
+    Replay {
+        input: Vec<u32>,
+        position: usize,
+    },
 }
 
 /// The entropy source of one run: random or replayed, always recording.
@@ -112,7 +121,7 @@ impl Entropy {
     /// Draws from ChaCha8 seeded with `seed`, one ChaCha stream per [`Stream`].
     pub fn random(seed: u64) -> Entropy {
         Entropy {
-            source: Source::Random { seed, streams: (0..Stream::COUNT).map(|_| None).collect() },
+            source: Source::Random { seed, streams: Box::new(std::array::from_fn(|_| None)) },
             recorded: Vec::new(),
         }
     }
@@ -129,6 +138,9 @@ impl Entropy {
     }
 
     /// A value in `[0, n)` from `stream`. `n == 1` is forced: it returns 0 and records nothing.
+    ///
+    /// Every scheduling pick and most model steps draw, so this is kept small enough to
+    /// inline; opening a stream, the rare path, is out of line.
     #[inline]
     pub fn choose_in(&mut self, stream: Stream, n: u32) -> u32 {
         assert!(n >= 1, "choose(0) has no valid answer");
@@ -137,11 +149,12 @@ impl Entropy {
         }
         let value = match &mut self.source {
             Source::Random { seed, streams } => {
-                let rng = streams[usize::from(stream.0) % Stream::COUNT].get_or_insert_with(|| {
-                    let mut rng = ChaCha8Rng::seed_from_u64(*seed);
-                    rng.set_stream(u64::from(stream.0));
-                    rng
-                });
+                assert!(usize::from(stream.0) < Stream::COUNT, "no entropy stream {}", stream.0);
+                let slot = &mut streams[usize::from(stream.0)];
+                let rng = match slot {
+                    Some(rng) => rng,
+                    None => open_stream(slot, *seed, stream),
+                };
                 // Multiply-shift: uniform enough for testing and branch-free.
                 ((u64::from(rng.next_u32()) * u64::from(n)) >> 32) as u32
             }
@@ -193,6 +206,16 @@ impl Entropy {
             Source::Random { .. } => None,
         }
     }
+}
+
+/// Creates `stream`'s generator at its first draw: ChaCha8 of the run's seed, on the
+/// ChaCha stream numbered like ours.
+#[cold]
+#[inline(never)]
+fn open_stream(slot: &mut Option<ChaCha8Rng>, seed: u64, stream: Stream) -> &mut ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(u64::from(stream.0));
+    slot.insert(rng)
 }
 
 #[cfg(test)]

@@ -218,7 +218,8 @@ impl Executor {
     pub fn step(&self) -> Step {
         let (id, mut future) = {
             let mut s = self.state.borrow_mut();
-            if let Some((message, stuck)) = s.hang.take() {
+            if s.hang.is_some() {
+                let (message, stuck) = s.hang.take().expect("checked just above");
                 return Step::Stuck(message, stuck);
             }
             if s.finished || s.live_work == 0 {
@@ -326,6 +327,7 @@ impl Drop for Executor {
 }
 
 impl State {
+    #[inline]
     fn task_mut(&mut self, id: TaskId) -> Option<&mut Task> {
         let slot = self.slots.get_mut(id.slot as usize)?;
         if slot.generation != id.generation {
@@ -334,6 +336,7 @@ impl State {
         slot.task.as_mut()
     }
 
+    #[inline]
     fn task(&self, id: TaskId) -> Option<&Task> {
         let slot = self.slots.get(id.slot as usize)?;
         if slot.generation != id.generation {
@@ -404,6 +407,9 @@ impl State {
         id
     }
 
+    /// Queues the task if it is alive and not queued yet. Inlined: the timer loop calls it
+    /// once per fired timer.
+    #[inline(always)]
     fn wake(&mut self, id: TaskId) {
         let Some(slot) = self.slots.get_mut(id.slot as usize) else { return };
         if slot.generation != id.generation {
@@ -582,26 +588,28 @@ pub struct Sleep {
 impl Future for Sleep {
     type Output = ();
 
+    #[inline]
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
         let deadline = self.deadline;
-        let registered = self.registered;
-        let ready = with_state(|s| {
-            if s.now >= deadline {
-                return true;
-            }
-            if !registered {
-                let id = s.current.expect("sleep polled outside a task");
-                s.timers.push(deadline, id);
-            }
-            false
-        });
-        if ready {
-            Poll::Ready(())
-        } else {
-            self.registered = true;
-            Poll::Pending
+        if with_state(|s| s.now >= deadline) {
+            return Poll::Ready(());
         }
+        if !self.registered {
+            register_timer(deadline);
+            self.registered = true;
+        }
+        Poll::Pending
     }
+}
+
+/// Sets a timer for the current task. Out of line: the check before it is inlined into
+/// every `.await` on a sleep, and should stay small there.
+#[inline(never)]
+fn register_timer(deadline: SimTime) {
+    with_state(|s| {
+        let id = s.current.expect("sleep polled outside a task");
+        s.timers.push(deadline, id);
+    })
 }
 
 /// Yields once: the task goes to the back of the ready list and the strategy picks again.
