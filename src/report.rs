@@ -251,6 +251,6 @@ mod tests {
         let s = report(5, &[3]).summary();
         assert!(s.starts_with("RED"));
         assert!(s.contains("sutra-sim run --scenario smoke --seed 3"));
-        assert!(s.contains("vacuous green: b"));
+        assert!(s.contains("(a vacuous green): b"));
     }
 }

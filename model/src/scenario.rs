@@ -446,7 +446,7 @@ impl Scenario {
 
 /// Turns a TOML error into one line naming the file, the line and the key.
 fn describe_toml_error(text: &str, origin: &str, error: &toml::de::Error) -> String {
-    let line = error.span().map(|span| text[..span.start.min(text.len())].lines().count().max(1));
+    let line = error.span().map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
     let message = error.message().trim().replace('\n', " ");
     match line {
         Some(line) => format!("{origin}:{line}: {message}"),

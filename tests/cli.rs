@@ -1,0 +1,109 @@
+//! The command line as users and CI drive it: exit codes, JSON fields, bad input.
+
+use std::process::Command;
+
+fn sutra_sim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sutra-sim")).args(args).output().expect("the binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn run_json_has_the_contract_fields_and_is_deterministic() {
+    let (code, first, _) = sutra_sim(&["run", "--seed", "7", "--json"]);
+    assert_eq!(code, 0);
+    let doc: serde_json::Value = serde_json::from_str(&first).unwrap();
+    for field in ["verdict", "checker", "message", "fingerprint", "events", "sim_time_ms"] {
+        assert!(doc.get(field).is_some(), "missing {field} in {first}");
+    }
+    assert_eq!(doc["verdict"], "pass");
+    let (_, second, _) = sutra_sim(&["run", "--seed", "7", "--json"]);
+    assert_eq!(first, second);
+}
+
+#[test]
+fn a_caught_mutant_exits_1_and_prints_the_replay_command() {
+    let (code, out, _) = sutra_sim(&["run", "--seed", "0", "--mutant", "release-after-commit"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("release-with-commit"), "{out}");
+    assert!(out.contains("replay: sutra-sim run --scenario smoke --seed 0 --mutant release-after-commit"), "{out}");
+}
+
+#[test]
+fn bad_input_is_one_line_naming_it_and_exit_2() {
+    for (args, needle) in [
+        (vec!["frobnicate"], "frobnicate"),
+        (vec!["run", "--frob"], "--frob"),
+        (vec!["run", "--scenario", "atlantis"], "atlantis"),
+        (vec!["run", "--mutant", "gremlin"], "gremlin"),
+        (vec!["run", "--strategy", "chaos"], "chaos"),
+        (vec!["sweep", "--shard", "3/3"], "3/3"),
+        (vec!["sweep", "--time-budget=-5s"], "negative"),
+        (vec!["run", "--scenario", "no/such/file.toml"], "no/such/file.toml"),
+    ] {
+        let (code, _, err) = sutra_sim(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_malformed_scenario_file_names_file_line_and_key_and_writes_nothing() {
+    let dir = std::env::temp_dir().join(format!("sutra-sim-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bad.toml");
+    std::fs::write(&file, "name = \"bad\"\ndescription = \"x\"\n[topology]\nreplicaz = 2\n").unwrap();
+    let report = dir.join("report.json");
+    let (code, _, err) = sutra_sim(&[
+        "sweep",
+        "--scenario",
+        file.to_str().unwrap(),
+        "--count",
+        "3",
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("bad.toml:4") && err.contains("replicaz"), "{err}");
+    assert!(!report.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn list_mutants_names_all_nineteen() {
+    let (code, out, _) = sutra_sim(&["list", "mutants", "--json"]);
+    assert_eq!(code, 0);
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    assert_eq!(rows.len(), 19);
+}
+
+#[test]
+fn sweep_reports_are_identical_for_one_and_two_jobs() {
+    let dir = std::env::temp_dir().join(format!("sutra-sim-jobs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let read = |jobs: &str| {
+        let path = dir.join(format!("r{jobs}.json"));
+        let (code, _, _) = sutra_sim(&[
+            "sweep",
+            "--count",
+            "30",
+            "--jobs",
+            jobs,
+            "--mutant",
+            "no-release-on-error",
+            "--report",
+            path.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 1);
+        let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for timing in ["wall_seconds", "seeds_per_second", "events_per_second"] {
+            doc[timing] = serde_json::Value::Null;
+        }
+        doc
+    };
+    assert_eq!(read("1"), read("2"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
