@@ -1,0 +1,22 @@
+//! `sutra-sim merge`: shard reports joined into one.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use sutra_sim::report::SweepReport;
+
+use super::*;
+
+pub fn merge(paths: &[PathBuf], output: &PathBuf) -> Outcome {
+    let mut reports = Vec::new();
+    for p in paths {
+        let text = std::fs::read_to_string(p).map_err(|e| Usage(format!("cannot read {}: {e}", p.display())))?;
+        let r: SweepReport =
+            serde_json::from_str(&text).map_err(|e| Usage(format!("{} is not a sweep report: {e}", p.display())))?;
+        reports.push(r);
+    }
+    let merged = SweepReport::merge(&reports).map_err(Usage)?;
+    write_report_files(&merged, Some(output), None)?;
+    print!("{}", merged.summary());
+    Ok(if merged.violations == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

@@ -1,0 +1,68 @@
+//! The subcommands, one file each, and what they share: the usage error (exit 2), the
+//! replay command line, parsing of mutants and strategies.
+
+pub mod bench;
+pub mod list;
+pub mod merge;
+pub mod mutants;
+pub mod run;
+pub mod sweep;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use sutra_sim::files::write_atomically;
+use sutra_sim::report::SweepReport;
+
+use sutra_sim_core::{StrategyConfig, Verdict};
+use sutra_sim_model::Mutant;
+
+/// A command's failure from bad usage or bad input: printed as one line, exit 2.
+pub struct Usage(pub String);
+
+/// What a command returns.
+pub type Outcome = Result<ExitCode, Usage>;
+
+pub fn later(command: &str, why: &str) -> Outcome {
+    Err(Usage(format!("`sutra-sim {command}` is not available yet: {why}")))
+}
+
+pub fn parse_mutant(name: Option<String>) -> Result<Option<Mutant>, Usage> {
+    name.map(|n| Mutant::parse(&n).map_err(Usage)).transpose()
+}
+
+pub fn parse_strategy(text: Option<String>) -> Result<Option<StrategyConfig>, Usage> {
+    text.map(|t| StrategyConfig::parse(&t).map_err(Usage)).transpose()
+}
+
+pub fn exit_for(verdict: &Verdict) -> ExitCode {
+    if verdict.is_pass() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+pub fn replay_command(scenario: &str, seed: u64, mutant: Option<Mutant>, strategy: Option<StrategyConfig>) -> String {
+    let mut cmd = format!("sutra-sim run --scenario {scenario} --seed {seed}");
+    if let Some(m) = mutant {
+        cmd.push_str(&format!(" --mutant {}", m.name()));
+    }
+    if let Some(s) = strategy {
+        cmd.push_str(&format!(" --strategy {}", s.label()));
+    }
+    cmd
+}
+
+/// Writes a sweep report as JSON and/or JUnit XML, atomically.
+pub fn write_report_files(report: &SweepReport, json: Option<&PathBuf>, junit: Option<&PathBuf>) -> Result<(), Usage> {
+    if let Some(path) = json {
+        let text = serde_json::to_string_pretty(report).expect("reports serialise");
+        write_atomically(path, text.as_bytes()).map_err(|e| Usage(format!("cannot write {}: {e}", path.display())))?;
+    }
+    if let Some(path) = junit {
+        write_atomically(path, report.junit().as_bytes())
+            .map_err(|e| Usage(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,59 @@
+//! `sutra-sim run`: one seed of one scenario, its verdict and fingerprint.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+use sutra_sim::scenario_arg;
+use sutra_sim_core::EntropyMode;
+use sutra_sim_model::RunOptions;
+
+use super::*;
+
+pub fn run(
+    scenario_arg: &str,
+    seed: u64,
+    mutant: Option<String>,
+    strategy: Option<String>,
+    perfetto: Option<PathBuf>,
+    json: bool,
+) -> Outcome {
+    let scenario = scenario_arg::resolve_one(scenario_arg).map_err(|e| Usage(e.0))?;
+    let mutant = parse_mutant(mutant)?;
+    let strategy = parse_strategy(strategy)?;
+    if perfetto.is_some() {
+        return later("run --perfetto", "the Perfetto timeline arrives with the replay machinery (issue #5)");
+    }
+    let options = RunOptions { entropy: EntropyMode::Seed(seed), strategy, mutant, keep_trace: false };
+    let out = sutra_sim_model::run(&scenario, &options);
+    let replay = replay_command(scenario_arg, seed, mutant, strategy);
+    if json {
+        let doc = json!({
+            "verdict": out.verdict.class(),
+            "checker": out.verdict.checker(),
+            "message": out.verdict.message(),
+            "fingerprint": format!("{:016x}", out.fingerprint),
+            "events": out.events,
+            "sim_time_ms": out.sim_time.as_millis(),
+            "scenario": scenario.name,
+            "seed": seed,
+            "mutant": mutant.map(|m| m.name()),
+            "strategy": strategy.unwrap_or_else(|| scenario.strategy()).label(),
+            "tape_len": out.tape.len(),
+            "replay": replay,
+        });
+        println!("{doc}");
+    } else {
+        println!("{}", out.verdict);
+        println!(
+            "fingerprint {:016x}, {} events, {} simulated, tape of {} draws",
+            out.fingerprint,
+            out.events,
+            out.sim_time,
+            out.tape.len()
+        );
+        if !out.verdict.is_pass() {
+            println!("replay: {replay}");
+        }
+    }
+    Ok(exit_for(&out.verdict))
+}

@@ -1,0 +1,88 @@
+//! `sutra-sim sweep`: many seeds, in parallel, with a progress bar, a summary and reports.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use sutra_sim::scenario_arg;
+use sutra_sim::sweep::{self, SweepPlan};
+use sutra_sim_core::parse_duration;
+
+use super::*;
+
+pub struct SweepArgs {
+    pub scenario: String,
+    pub count: u64,
+    pub start: u64,
+    pub jobs: usize,
+    pub shard: Option<String>,
+    pub mutant: Option<String>,
+    pub strategy: Option<String>,
+    pub time_budget: Option<String>,
+    pub report: Option<PathBuf>,
+    pub junit: Option<PathBuf>,
+    pub save_failures: Option<PathBuf>,
+    pub no_shrink: bool,
+    pub json: bool,
+}
+
+pub fn parse_shard(text: &str) -> Result<(u64, u64), Usage> {
+    let bad = || Usage(format!("--shard {text:?} is not I/N with 0 <= I < N"));
+    let (i, n) = text.split_once('/').ok_or_else(bad)?;
+    let (i, n): (u64, u64) = (i.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
+    if n == 0 || i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+pub fn sweep_command(a: SweepArgs) -> Outcome {
+    let scenarios = scenario_arg::resolve(&a.scenario).map_err(|e| Usage(e.0))?;
+    let mutant = parse_mutant(a.mutant)?;
+    let strategy = parse_strategy(a.strategy)?;
+    let shard = a.shard.as_deref().map(parse_shard).transpose()?;
+    let time_budget =
+        a.time_budget.as_deref().map(parse_duration).transpose().map_err(|e| Usage(format!("--time-budget: {e}")))?;
+    if a.count == 0 || a.count > sweep::SEEDS_MAX {
+        return Err(Usage(format!("--count must be between 1 and {}", sweep::SEEDS_MAX)));
+    }
+    if a.jobs == 0 || a.jobs > sweep::JOBS_MAX {
+        return Err(Usage(format!("--jobs must be between 1 and {}", sweep::JOBS_MAX)));
+    }
+    if a.save_failures.is_some() {
+        return later("sweep --save-failures", "reproducer files arrive with the shrinking issue (#5)");
+    }
+    let _ = a.no_shrink; // Nothing shrinks yet; the flag is accepted so CI scripts keep working.
+    let plan =
+        SweepPlan { scenarios, start: a.start, count: a.count, shard, mutant, strategy, jobs: a.jobs, time_budget };
+    let total = plan.items().len() as u64;
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(total);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} seeds, {per_sec}, {msg}, eta {eta}")
+                .expect("a valid template"),
+        );
+        bar
+    });
+    let stop = AtomicBool::new(false);
+    let started = Instant::now();
+    let (results, early) = sweep::run(&plan, &stop, &|done, failing| {
+        if let Some(bar) = &bar {
+            bar.set_position(done);
+            bar.set_message(format!("{failing} failing"));
+        }
+    });
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let report = sweep::report(&plan, &results, started.elapsed(), early);
+    write_report_files(&report, a.report.as_ref(), a.junit.as_ref())?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report).expect("reports serialise"));
+    } else {
+        print!("{}", report.summary());
+    }
+    Ok(if report.violations == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
