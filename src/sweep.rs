@@ -136,7 +136,10 @@ pub fn run(plan: &SweepPlan, stop: &AtomicBool, progress: &(dyn Fn(u64, u64) + S
 
 /// Builds the report of a sweep's results.
 pub fn report(plan: &SweepPlan, results: &[SeedResult], wall: Duration, stopped_early: bool) -> SweepReport {
-    let mut coverage: BTreeMap<String, u64> = checkers::coverage_names().into_iter().map(|n| (n, 0)).collect();
+    // Only the properties some swept scenario is expected to reach are counted, so that a
+    // zero means "never reached where it should have been", not "not applicable".
+    let mut coverage: BTreeMap<String, u64> =
+        plan.scenarios.iter().flat_map(checkers::coverage::expected).map(|n| (n.to_string(), 0)).collect();
     let mut failures = Vec::new();
     let mut events = 0;
     for r in results {

@@ -22,7 +22,8 @@ pub async fn operator(world: Rc<World>) {
         if world.healed.get() {
             return;
         }
-        if world.faults.migration_per_tick.is_never() || !world.faults.migration_per_tick.draw(streams::ADMIN) {
+        let rate = world.scenario.admin.migration_per_tick;
+        if rate.is_never() || !rate.draw(streams::ADMIN) {
             continue;
         }
         let instances = world.scenario.workload.instances;

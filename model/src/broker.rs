@@ -15,6 +15,7 @@ use sutra_sim_core::sync::Notify;
 use sutra_sim_core::{NodeId, Tracer};
 
 use crate::event::ModelEvent;
+use crate::faults::broker::BrokerFaults;
 use crate::ids::{InstanceId, MessageId, ProcessId, ResumePath};
 use crate::streams;
 
@@ -60,12 +61,24 @@ pub struct Broker {
     arrived: Notify,
     tracer: Tracer<ModelEvent>,
     prefetch: u32,
+    faults: BrokerFaults,
 }
 
 impl Broker {
     /// An empty broker; consumers may hold `prefetch` unacked relays each.
-    pub fn new(tracer: Tracer<ModelEvent>, prefetch: u32) -> Broker {
-        Broker { state: Rc::new(RefCell::new(BrokerState::default())), arrived: Notify::new(), tracer, prefetch }
+    pub fn new(tracer: Tracer<ModelEvent>, prefetch: u32, faults: BrokerFaults) -> Broker {
+        Broker {
+            state: Rc::new(RefCell::new(BrokerState::default())),
+            arrived: Notify::new(),
+            tracer,
+            prefetch,
+            faults,
+        }
+    }
+
+    /// The broker's faults (the consumer asks whether to duplicate a delivery).
+    pub fn faults(&self) -> &BrokerFaults {
+        &self.faults
     }
 
     /// A fresh message id.
@@ -81,6 +94,7 @@ impl Broker {
     }
 
     fn enqueue_after(&self, relay: Relay, delay: Duration, redelivery: bool) {
+        let delay = delay + self.faults.extra_delay();
         let broker = self.clone();
         if delay.is_zero() {
             broker.enqueue(relay, redelivery);
@@ -104,7 +118,8 @@ impl Broker {
                 let mut s = self.state.borrow_mut();
                 let in_flight = s.in_flight.get(&consumer).copied().unwrap_or(0);
                 if in_flight < self.prefetch && !s.ready.is_empty() {
-                    let (relay, redelivery) = s.ready.pop_front().expect("checked non-empty");
+                    let index = self.faults.pick(s.ready.len());
+                    let (relay, redelivery) = s.ready.remove(index).expect("index within the ready queue");
                     s.next_tag += 1;
                     let tag = s.next_tag;
                     s.unacked.insert(tag, (consumer, relay));

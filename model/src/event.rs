@@ -188,6 +188,10 @@ pub enum ModelEvent {
     ReplicaResumed { replica: u32, process: ProcessId },
     /// A replica's clock was set off the store's.
     ClockSkewed { replica: u32, offset_ms: i64 },
+    /// A fault was injected (every kind reports here, besides its specific events).
+    FaultInjected { fault: crate::faults::FaultKind, replica: Option<u32>, detail_ms: u64 },
+    /// Swarm testing chose which fault kinds are on for this seed.
+    SwarmSelected { enabled: Vec<crate::faults::FaultKind> },
     /// The faulty phase ended: no more faults; everything restarts and resumes.
     Healed,
     /// The claim-bounce meter at the end of the run (R13), split by path.
@@ -232,6 +236,8 @@ impl EventKind for ModelEvent {
             ModelEvent::ReplicaPaused { .. } => "replica-paused",
             ModelEvent::ReplicaResumed { .. } => "replica-resumed",
             ModelEvent::ClockSkewed { .. } => "clock-skewed",
+            ModelEvent::FaultInjected { .. } => "fault-injected",
+            ModelEvent::SwarmSelected { .. } => "swarm-selected",
             ModelEvent::Healed => "healed",
             ModelEvent::BounceMeter { .. } => "bounce-meter",
         }

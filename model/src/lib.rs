@@ -59,7 +59,10 @@ impl RunOptions {
 
 /// Builds the world inside the simulation and returns the checkers' view.
 pub fn setup(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<ModelEvent>) -> ModelView {
-    let faults = faults::swarm::select(&scenario.faults);
+    let (faults, enabled) = faults::swarm::select(&scenario.faults);
+    if scenario.faults.swarm {
+        tracer.emit(ModelEvent::SwarmSelected { enabled });
+    }
     let world = Rc::new(World::new(scenario.clone(), faults.clone(), mutant, tracer.clone()));
     for index in 0..scenario.topology.replicas {
         let w = world.clone();

@@ -10,6 +10,10 @@ use serde::{Deserialize, Serialize};
 use sutra_sim_core::time::serde_duration;
 use sutra_sim_core::{format_duration, Budgets, StrategyConfig};
 
+use crate::faults::options::{
+    BrokerOptions, ClockSkewOptions, LeaseOptions, MisrouteOptions, ProcessPauseOptions, ReplicaCrashOptions,
+    SlowStepOptions, StoreOptions, TimerJitterOptions,
+};
 use crate::ratio::Ratio;
 
 /// Most replicas, lanes, instances and steps a scenario may ask for.
@@ -40,9 +44,12 @@ pub struct Scenario {
     /// The runtime's timing keys.
     #[serde(default)]
     pub timeouts: Timeouts,
-    /// Fault kinds and rates.
+    /// Fault kinds and their options.
     #[serde(default)]
     pub faults: Faults,
+    /// Administrative operations (migration).
+    #[serde(default)]
+    pub admin: Admin,
     /// The faulty phase and the heal.
     #[serde(default)]
     pub phases: Phases,
@@ -181,37 +188,33 @@ impl Default for Timeouts {
     }
 }
 
-/// Fault kinds and their rates. Rates named `*_per_tick` are drawn once per fault tick
-/// during the faulty phase; `*_per_delivery` and `*_per_step` at each such action.
+/// Fault kinds and their options, one table per kind (DESIGN.md §6).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Faults {
-    /// Per seed, switch each fault kind on or off and scale its rate (swarm testing).
+    /// Per seed, switch each fault kind on or off and scale its rates (swarm testing).
     pub swarm: bool,
-    /// How often the fault injector considers injecting.
+    /// How often the fault injector considers the per-tick faults.
     #[serde(with = "serde_duration")]
     pub tick: Duration,
-    /// Kill a replica at an arbitrary await point.
-    pub replica_crash_per_tick: Ratio,
-    /// Longest a killed replica stays dead before restarting (it may stay dead until heal).
-    #[serde(with = "serde_duration")]
-    pub restart_delay_max: Duration,
-    /// Freeze a replica (GC, VM pause).
-    pub process_pause_per_tick: Ratio,
-    /// Longest pause; pauses past the claim timeout make live-but-slow owners.
-    #[serde(with = "serde_duration")]
-    pub pause_max: Duration,
-    /// Dispatch a delivery to the wrong lane of its replica.
-    pub misroute_per_delivery: Ratio,
-    /// Largest clock offset given to a replica, either way.
-    #[serde(with = "serde_duration")]
-    pub clock_skew_max: Duration,
-    /// Deliver a relay twice.
-    pub broker_duplicate_per_delivery: Ratio,
-    /// Make a step outlast the claim timeout (a live-but-slow owner).
-    pub slow_step_per_step: Ratio,
-    /// Start an administrative migration of a random instance.
-    pub migration_per_tick: Ratio,
+    /// Replica crash.
+    pub replica_crash: ReplicaCrashOptions,
+    /// Process pause (and the replacement variant).
+    pub process_pause: ProcessPauseOptions,
+    /// Mis-routing to the wrong lane or replica, and routing-hash changes.
+    pub misroute: MisrouteOptions,
+    /// Clock offset, drift and steps.
+    pub clock_skew: ClockSkewOptions,
+    /// Broker duplicate, delay and reorder.
+    pub broker: BrokerOptions,
+    /// Store latency spikes, aborts and unavailability.
+    pub store: StoreOptions,
+    /// Live-but-slow steps.
+    pub slow_step: SlowStepOptions,
+    /// Late timers.
+    pub timer_jitter: TimerJitterOptions,
+    /// The sweeper lease holder dying or pausing.
+    pub lease: LeaseOptions,
 }
 
 impl Default for Faults {
@@ -219,15 +222,15 @@ impl Default for Faults {
         Faults {
             swarm: false,
             tick: Duration::from_secs(1),
-            replica_crash_per_tick: Ratio::NEVER,
-            restart_delay_max: Duration::from_secs(20),
-            process_pause_per_tick: Ratio::NEVER,
-            pause_max: Duration::from_secs(60),
-            misroute_per_delivery: Ratio::NEVER,
-            clock_skew_max: Duration::ZERO,
-            broker_duplicate_per_delivery: Ratio::NEVER,
-            slow_step_per_step: Ratio::NEVER,
-            migration_per_tick: Ratio::NEVER,
+            replica_crash: Default::default(),
+            process_pause: Default::default(),
+            misroute: Default::default(),
+            clock_skew: Default::default(),
+            broker: Default::default(),
+            store: Default::default(),
+            slow_step: Default::default(),
+            timer_jitter: Default::default(),
+            lease: Default::default(),
         }
     }
 }
@@ -236,13 +239,39 @@ impl Faults {
     /// True if some fault causes contention or mis-routing by design, so claim bounces are
     /// expected and the quiet-bounce-meter has nothing to say.
     pub fn contention_expected(&self) -> bool {
-        !(self.misroute_per_delivery.is_never()
-            && self.broker_duplicate_per_delivery.is_never()
-            && self.slow_step_per_step.is_never()
-            && self.process_pause_per_tick.is_never()
-            && self.replica_crash_per_tick.is_never()
-            && self.migration_per_tick.is_never()
-            && self.clock_skew_max.is_zero())
+        let on = |r: Ratio| !r.is_never();
+        on(self.misroute.per_delivery)
+            || on(self.misroute.hash_change_per_tick)
+            || on(self.broker.duplicate_per_delivery)
+            || on(self.broker.delay_per_delivery)
+            || on(self.broker.reorder_per_delivery)
+            || on(self.slow_step.per_step)
+            || on(self.process_pause.per_tick)
+            || on(self.replica_crash.per_tick)
+            || on(self.lease.holder_crash_per_tick)
+            || on(self.lease.holder_pause_per_tick)
+            || on(self.store.abort_per_call)
+            || on(self.store.unavailable_per_tick)
+            || on(self.store.latency_spike_per_call)
+            || on(self.timer_jitter.late_per_fire)
+            || on(self.clock_skew.step_per_tick)
+            || !self.clock_skew.offset_max.is_zero()
+            || self.clock_skew.drift_ppm_max > 0
+    }
+}
+
+/// Administrative operations that race the runtime: load rather than faults, started
+/// during the faulty phase only.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Admin {
+    /// Chance per fault tick that an operator migrates a random instance.
+    pub migration_per_tick: Ratio,
+}
+
+impl Default for Admin {
+    fn default() -> Self {
+        Admin { migration_per_tick: Ratio::NEVER }
     }
 }
 
@@ -314,6 +343,12 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("smoke", include_str!("../../scenarios/smoke.toml")),
     ("migration", include_str!("../../scenarios/migration.toml")),
     ("pull-workers", include_str!("../../scenarios/pull-workers.toml")),
+    ("misroute", include_str!("../../scenarios/misroute.toml")),
+    ("replica-churn", include_str!("../../scenarios/replica-churn.toml")),
+    ("process-pause", include_str!("../../scenarios/process-pause.toml")),
+    ("clock-skew", include_str!("../../scenarios/clock-skew.toml")),
+    ("slow-steps", include_str!("../../scenarios/slow-steps.toml")),
+    ("swarm", include_str!("../../scenarios/swarm.toml")),
 ];
 
 impl Scenario {
@@ -431,6 +466,13 @@ impl Scenario {
                 "workload.step_duration_max ({}) must be far below timeouts.claim_timeout ({}): R16",
                 format_duration(w.step_duration_max),
                 format_duration(tt.claim_timeout)
+            ));
+        }
+        if self.faults.store.unavailable_max >= crate::store::RETRY_HORIZON {
+            return Err(format!(
+                "faults.store.unavailable_max ({}) must stay below the store client's retry horizon ({})",
+                format_duration(self.faults.store.unavailable_max),
+                format_duration(crate::store::RETRY_HORIZON)
             ));
         }
         if self.phases.heal_at >= self.run.sim_time_max {

@@ -19,8 +19,19 @@ use sutra_sim_core::{SimTime, Tracer};
 
 use crate::broker::{Broker, Relay};
 use crate::event::{ModelEvent, WriteKind};
+use crate::faults::store::StoreFaults;
 use crate::ids::{ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
 use crate::streams;
+
+/// First wait before retrying a call the store refused.
+pub const RETRY_BACKOFF_BASE: Duration = Duration::from_millis(20);
+/// Longest wait between retries.
+pub const RETRY_BACKOFF_MAX: Duration = Duration::from_secs(1);
+/// Most attempts of one call.
+pub const RETRY_ATTEMPTS_MAX: u32 = 24;
+/// A lower bound on how long the client keeps retrying one call: the sum of its backoffs
+/// (20+40+…+640 ms, then 1 s each). Store unavailability must stay below it.
+pub const RETRY_HORIZON: Duration = Duration::from_secs(15);
 
 /// What an instance waits for before its next step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -137,6 +148,7 @@ pub struct Store {
     /// The transactional outbox's destination: a relay written by a commit is published
     /// by the store itself, so a writer that dies after committing loses nothing.
     broker: Broker,
+    faults: StoreFaults,
     relay_delay_max: Duration,
     latency_max_ms: u32,
     claim_timeout: Duration,
@@ -147,6 +159,7 @@ impl Store {
     pub fn new(
         tracer: Tracer<ModelEvent>,
         broker: Broker,
+        faults: StoreFaults,
         relay_delay_max: Duration,
         latency_max: Duration,
         claim_timeout: Duration,
@@ -155,6 +168,7 @@ impl Store {
             state: Rc::new(RefCell::new(StoreState::default())),
             tracer,
             broker,
+            faults,
             relay_delay_max,
             latency_max_ms: u32::try_from(latency_max.as_millis()).unwrap_or(u32::MAX),
             claim_timeout,
@@ -166,12 +180,37 @@ impl Store {
         self.state.clone()
     }
 
-    /// One-way network latency to or from the store.
+    /// The store's faults.
+    pub fn faults(&self) -> &StoreFaults {
+        &self.faults
+    }
+
+    /// One-way network latency to or from the store, with the occasional spike.
     async fn latency(&self) {
         let ms = executor::choose_in(streams::STORE, self.latency_max_ms + 1);
-        if ms > 0 {
-            sleep(Duration::from_millis(u64::from(ms))).await;
+        let d = Duration::from_millis(u64::from(ms)) + self.faults.spike();
+        if !d.is_zero() {
+            sleep(d).await;
         }
+    }
+
+    /// The request half of a call, by a client that retries calls the store refused
+    /// (aborted, or unavailable) with capped exponential backoff. A refused call wrote
+    /// nothing, so retrying is safe. Returns when the store accepts the call.
+    async fn request(&self) {
+        let mut backoff = RETRY_BACKOFF_BASE;
+        for _ in 0..RETRY_ATTEMPTS_MAX {
+            self.latency().await;
+            if !self.faults.refuses_call() {
+                return;
+            }
+            self.latency().await;
+            sleep(backoff).await;
+            backoff = (backoff * 2).min(RETRY_BACKOFF_MAX);
+        }
+        // Scenario validation keeps unavailability below the retry horizon and aborts are
+        // rare draws: reaching this is a model bug, reported as a crash with the seed.
+        panic!("the store refused {RETRY_ATTEMPTS_MAX} calls in a row, past the retry horizon");
     }
 
     /// Adds an instance row (setup only; no latency).
@@ -200,7 +239,7 @@ impl Store {
         process: Option<ProcessId>,
         path: ResumePath,
     ) -> ClaimResult {
-        self.latency().await;
+        self.request().await;
         let result = {
             let mut s = self.state.borrow_mut();
             let now = executor::now();
@@ -237,7 +276,7 @@ impl Store {
 
     /// Reads the row's committed version and whether it is parked.
     pub async fn read(&self, instance: InstanceId) -> (u64, bool) {
-        self.latency().await;
+        self.request().await;
         let row = {
             let s = self.state.borrow();
             let r = &s.instances[instance.0 as usize];
@@ -259,7 +298,7 @@ impl Store {
         spec: CommitSpec,
         timer_delay: Duration,
     ) -> Result<Option<Trigger>, Option<OwnerId>> {
-        self.latency().await;
+        self.request().await;
         let outcome = {
             let mut s = self.state.borrow_mut();
             let now = executor::now();
@@ -322,7 +361,7 @@ impl Store {
 
     /// Releases the claim if `owner` still holds it. Returns whether it matched.
     pub async fn release(&self, instance: InstanceId, exec: ExecId, owner: OwnerId) -> bool {
-        self.latency().await;
+        self.request().await;
         let released = {
             let mut s = self.state.borrow_mut();
             let row = &mut s.instances[instance.0 as usize];
@@ -343,7 +382,7 @@ impl Store {
     /// A migration's write: conditional on ownership, records the routing change and
     /// releases in one transaction.
     pub async fn migrate_commit(&self, instance: InstanceId, exec: ExecId, owner: OwnerId) -> bool {
-        self.latency().await;
+        self.request().await;
         let done = {
             let mut s = self.state.borrow_mut();
             let row = &mut s.instances[instance.0 as usize];
@@ -363,7 +402,7 @@ impl Store {
     /// Takes or renews the sweeper lease for `process` if it is free, expired, or already
     /// `process`'s. Returns whether `process` holds it now.
     pub async fn acquire_lease(&self, process: ProcessId, duration: Duration) -> bool {
-        self.latency().await;
+        self.request().await;
         let now = executor::now();
         let until = now.add(duration);
         let (held, fresh) = {
@@ -395,7 +434,7 @@ impl Store {
         require_lease: bool,
         filter: Option<OwnerFilter>,
     ) -> u32 {
-        self.latency().await;
+        self.request().await;
         let now = executor::now();
         let mut cleared = Vec::new();
         {
@@ -427,7 +466,7 @@ impl Store {
     /// Due timers, each hidden from other pollers for `fire_lease` (at-least-once firing:
     /// a poller that dies lets the timer come due again).
     pub async fn pick_due_timers(&self, fire_lease: Duration, limit: usize) -> Vec<TimerRow> {
-        self.latency().await;
+        self.request().await;
         let now = executor::now();
         let picked: Vec<TimerRow> = {
             let mut s = self.state.borrow_mut();
@@ -450,7 +489,7 @@ impl Store {
     /// Defers a timer still pending for `expects` to `now + backoff`, counting a refusal
     /// if `refused`. Returns the attempt number after the deferral.
     pub async fn defer_timer(&self, instance: InstanceId, expects: u64, backoff: Duration, refused: bool) -> u32 {
-        self.latency().await;
+        self.request().await;
         let now = executor::now();
         let attempt = {
             let mut s = self.state.borrow_mut();
@@ -476,7 +515,7 @@ impl Store {
 
     /// Locks the first unlocked (or lock-expired) task row for `worker`.
     pub async fn lock_task(&self, worker: u32, duration: Duration) -> Option<TaskRow> {
-        self.latency().await;
+        self.request().await;
         let now = executor::now();
         let task = {
             let mut s = self.state.borrow_mut();
@@ -493,7 +532,7 @@ impl Store {
     /// Completes a locked task: if `worker` still holds the lock, the completion is
     /// published as a fresh relay in the same transaction (R17).
     pub async fn complete_task(&self, worker: u32, instance: InstanceId, expects: u64) -> bool {
-        self.latency().await;
+        self.request().await;
         let now = executor::now();
         let done = {
             let s = self.state.borrow();

@@ -11,6 +11,8 @@ use sutra_sim_core::{NodeId, NodeStatus, Tracer};
 
 use crate::broker::Broker;
 use crate::event::ModelEvent;
+use crate::faults::broker::BrokerFaults;
+use crate::faults::store::StoreFaults;
 use crate::ids::{ExecId, ProcessId};
 use crate::mutant::Mutant;
 use crate::ratio::Ratio;
@@ -49,9 +51,15 @@ pub struct World {
     /// Pull-worker nodes.
     pub pull_workers: RefCell<Vec<NodeId>>,
     /// Set once the heal phase began: no more faults.
-    pub healed: Cell<bool>,
+    pub healed: Rc<Cell<bool>>,
     /// Claim bounces so far: (relay, timer) — the R13 meter.
     pub bounces: Cell<(u32, u32)>,
+    /// Frozen processes replaced while they were out: (replica index, old node, old process).
+    pub zombies: RefCell<Vec<(u32, NodeId, ProcessId)>>,
+    /// The routing hash's salt; the misroute fault changes it mid-run.
+    pub routing_salt: Cell<u64>,
+    /// The store answers nothing before this instant (the store-unavailability fault).
+    pub store_unavailable_until: Cell<sutra_sim_core::SimTime>,
     next_exec: Cell<u32>,
     next_process: Cell<u32>,
     next_operation: Cell<u32>,
@@ -60,10 +68,16 @@ pub struct World {
 impl World {
     /// A world for `scenario` with the effective `faults`.
     pub fn new(scenario: Scenario, faults: Faults, mutant: Option<Mutant>, tracer: Tracer<ModelEvent>) -> World {
-        let broker = Broker::new(tracer.clone(), scenario.topology.prefetch);
+        let healed = Rc::new(Cell::new(false));
+        let broker = Broker::new(
+            tracer.clone(),
+            scenario.topology.prefetch,
+            BrokerFaults::new(faults.broker.clone(), healed.clone(), tracer.clone()),
+        );
         let store = Store::new(
             tracer.clone(),
             broker.clone(),
+            StoreFaults::new(faults.store.clone(), healed.clone(), tracer.clone()),
             scenario.workload.relay_delay_max,
             scenario.timeouts.store_latency_max,
             scenario.timeouts.claim_timeout,
@@ -77,8 +91,11 @@ impl World {
             broker,
             replicas: RefCell::new(Vec::new()),
             pull_workers: RefCell::new(Vec::new()),
-            healed: Cell::new(false),
+            healed,
             bounces: Cell::new((0, 0)),
+            zombies: RefCell::new(Vec::new()),
+            routing_salt: Cell::new(0),
+            store_unavailable_until: Cell::new(sutra_sim_core::SimTime::ZERO),
             next_exec: Cell::new(0),
             next_process: Cell::new(0),
             next_operation: Cell::new(0),
@@ -129,7 +146,7 @@ impl World {
     /// The execution lane an instance hashes to (affinity only, R12).
     pub fn home_lane(&self, instance: crate::ids::InstanceId) -> u16 {
         // A fixed multiplicative hash: stable across platforms and runs.
-        let h = u64::from(instance.0).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+        let h = (u64::from(instance.0) ^ self.routing_salt.get()).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
         (h % u64::from(self.scenario.topology.lanes)) as u16
     }
 

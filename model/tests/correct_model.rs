@@ -6,7 +6,7 @@ use sutra_sim_model::{run, RunOptions, Scenario};
 #[test]
 fn the_correct_model_is_clean_on_a_fixed_seed_range() {
     for scenario in Scenario::all_built_in() {
-        for seed in 0..60 {
+        for seed in 0..30 {
             let out = run(&scenario, &RunOptions::seeded(seed));
             assert!(
                 out.verdict.is_pass(),

@@ -7,18 +7,6 @@ use sutra_sim_model::{checkers, Scenario, MUTANTS};
 
 use super::*;
 
-pub const FAULTS: [(&str, &str); 9] = [
-    ("replica-crash", "the process dies at an arbitrary await point; it restarts later as a new incarnation, or stays dead until the heal"),
-    ("process-pause", "the process freezes for shorter or longer than the claim timeout, then carries on"),
-    ("misroute", "a relay or timer fire goes to the wrong lane"),
-    ("clock-skew", "per-replica clock offset; the store's clock stays authoritative"),
-    ("broker", "duplicate delivery; redelivery after consumer death"),
-    ("store", "latency on every call"),
-    ("slow-step", "a live step outlasts the claim timeout (live-but-slow)"),
-    ("timer-jitter", "refused timer fires are deferred with jittered backoff"),
-    ("lease", "the sweeper's lease holder dies or pauses with the replica holding it"),
-];
-
 pub fn list(what: &str, json: bool) -> Outcome {
     let rows: Vec<serde_json::Value> = match what {
         "scenarios" => {
@@ -28,7 +16,10 @@ pub fn list(what: &str, json: bool) -> Outcome {
             .specs()
             .map(|s| json!({"name": s.name, "kind": s.kind.as_str(), "rules": s.rules, "description": s.description}))
             .collect(),
-        "faults" => FAULTS.iter().map(|(n, d)| json!({"name": n, "description": d})).collect(),
+        "faults" => sutra_sim_model::faults::FaultKind::ALL
+            .iter()
+            .map(|k| json!({"name": k.name(), "description": k.description()}))
+            .collect(),
         "mutants" => MUTANTS
             .iter()
             .map(|m| json!({"name": m.name, "rules": m.rules, "caught_by": m.caught_by, "description": m.description}))

@@ -66,9 +66,13 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
         );
         bar
     });
-    let stop = AtomicBool::new(false);
+    // SIGINT or SIGTERM stops taking new seeds; the seeds in flight finish and the report
+    // and every failure found so far are still written.
+    static STOP: AtomicBool = AtomicBool::new(false);
+    let _ = ctrlc::set_handler(|| STOP.store(true, std::sync::atomic::Ordering::Relaxed));
+    let stop = &STOP;
     let started = Instant::now();
-    let (results, early) = sweep::run(&plan, &stop, &|done, failing| {
+    let (results, early) = sweep::run(&plan, stop, &|done, failing| {
         if let Some(bar) = &bar {
             bar.set_position(done);
             bar.set_message(format!("{failing} failing"));

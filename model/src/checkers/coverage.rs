@@ -8,7 +8,9 @@ use std::sync::Arc;
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
 use crate::event::{ModelEvent, Reaction};
+use crate::faults::FaultKind;
 use crate::ids::{ExecId, OwnerId, ProcessId};
+use crate::scenario::Scenario;
 use crate::view::ModelView;
 
 /// The situations, in listing order.
@@ -36,7 +38,21 @@ pub enum Situation {
     PullTaskCompleted,
     /// The broker redelivered a relay.
     BrokerRedelivered,
+    /// A fault of this kind was injected.
+    Fault(FaultKind),
 }
+
+const FAULT_SITUATIONS: [(Situation, &str, &str); 9] = [
+    (Situation::Fault(FaultKind::ReplicaCrash), "fault-replica-crash", "a replica crash was injected"),
+    (Situation::Fault(FaultKind::ProcessPause), "fault-process-pause", "a process pause was injected"),
+    (Situation::Fault(FaultKind::Misroute), "fault-misroute", "a mis-route was injected"),
+    (Situation::Fault(FaultKind::ClockSkew), "fault-clock-skew", "a clock skew was injected"),
+    (Situation::Fault(FaultKind::Broker), "fault-broker", "a broker fault was injected"),
+    (Situation::Fault(FaultKind::Store), "fault-store", "a store fault was injected"),
+    (Situation::Fault(FaultKind::SlowStep), "fault-slow-step", "a slow step was injected"),
+    (Situation::Fault(FaultKind::TimerJitter), "fault-timer-jitter", "a late timer was injected"),
+    (Situation::Fault(FaultKind::Lease), "fault-lease", "a lease-holder fault was injected"),
+];
 
 const SITUATIONS: [(Situation, &str, &str); 11] = [
     (Situation::RelayRefused, "sometimes-relay-refused", "a refused relay was requeued"),
@@ -76,6 +92,7 @@ pub struct Coverage {
 pub fn specs() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
     SITUATIONS
         .iter()
+        .chain(FAULT_SITUATIONS.iter())
         .map(|&(situation, name, description)| CheckerSpec {
             name,
             kind: CheckerKind::Sometimes,
@@ -158,6 +175,7 @@ impl Coverage {
             }
             (Situation::PullTaskCompleted, E::TaskCompleted { .. }) => true,
             (Situation::BrokerRedelivered, E::RelayDelivered { redelivery: true, .. }) => true,
+            (Situation::Fault(kind), E::FaultInjected { fault, .. }) => kind == *fault,
             _ => false,
         }
     }
@@ -213,4 +231,43 @@ mod tests {
         let names: BTreeSet<&str> = SITUATIONS.iter().map(|s| s.1).collect();
         assert_eq!(names.len(), SITUATIONS.len());
     }
+}
+
+/// The coverage properties a scenario can be expected to reach: each situation needs the
+/// faults or load that provoke it. A sweep flags an expected property no seed reached.
+pub fn expected(scenario: &Scenario) -> Vec<&'static str> {
+    use crate::faults::swarm::configured_on;
+    let f = &scenario.faults;
+    let w = &scenario.workload;
+    let on = |k| configured_on(f, k);
+    let crash = on(FaultKind::ReplicaCrash) || f.lease.holder_crash_per_tick != crate::ratio::Ratio::NEVER;
+    let pause = on(FaultKind::ProcessPause) || f.lease.holder_pause_per_tick != crate::ratio::Ratio::NEVER;
+    let migration = !scenario.admin.migration_per_tick.is_never();
+    let contention =
+        crash || pause || migration || on(FaultKind::Misroute) || on(FaultKind::Broker) || on(FaultKind::SlowStep);
+    let mut names = Vec::new();
+    for (situation, name, _) in SITUATIONS.iter().chain(FAULT_SITUATIONS.iter()) {
+        let expected = match situation {
+            Situation::RelayRefused => contention,
+            // A timer fire only meets a held claim when something else holds the instance
+            // at its due time: in practice, an operator's migration.
+            Situation::TimerDeferred => migration && w.timer_weight > 0,
+            Situation::Admin409 => migration,
+            Situation::SweepClearedDeadOwner => crash,
+            Situation::SlowOwnerCommitRejected => on(FaultKind::SlowStep) || pause,
+            // Mis-routed work only bounces if the right lane holds the instance meanwhile: a
+            // duplicate delivery or a migration must be racing it.
+            Situation::MisroutedWorkBounced => on(FaultKind::Misroute) && (on(FaultKind::Broker) || migration),
+            Situation::ReplicaDiedMidStep => crash,
+            Situation::PausedReplicaResumed => pause,
+            Situation::SkewedReplicaClaimed => !f.clock_skew.offset_max.is_zero() || f.clock_skew.drift_ppm_max > 0,
+            Situation::PullTaskCompleted => w.pull_weight > 0,
+            Situation::BrokerRedelivered => crash || contention,
+            Situation::Fault(kind) => on(*kind),
+        };
+        if expected {
+            names.push(*name);
+        }
+    }
+    names
 }

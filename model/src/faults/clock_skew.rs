@@ -1,32 +1,66 @@
-//! Clock skew: each replica's clock gets an offset either way, up to the scenario's
-//! maximum. The store's clock stays authoritative; a correct replica never decides
-//! anything about claims by its own clock.
+//! Clock skew: each replica's clock gets an offset and a drift either way at start, and may
+//! step mid-run. The store's clock stays authoritative; a correct replica never decides
+//! anything about claims by its own clock (R2, R18), so only careless code notices.
 
 use std::rc::Rc;
 
 use sutra_sim_core::executor;
 use sutra_sim_core::NodeClock;
 
+use super::FaultKind;
 use crate::event::ModelEvent;
 use crate::streams;
 use crate::world::World;
 
-/// Draws every replica's offset at the start of the run.
+/// A signed draw in `[-max, max]`. (A zero draw maps to `-max`: the shrinker simplifies
+/// skew by switching the fault off in the scenario, not through the tape.)
+fn signed_up_to(max: u32) -> i64 {
+    i64::from(executor::choose_in(streams::FAULTS, 2 * max + 1)) - i64::from(max)
+}
+
+/// Draws every replica's offset and drift at the start of the run.
 pub fn skew_clocks(world: &Rc<World>) {
-    let max_ms = world.faults.clock_skew_max.as_millis() as u32;
-    if max_ms == 0 {
+    let options = &world.faults.clock_skew;
+    let offset_max_ms = options.offset_max.as_millis() as u32;
+    let drift_max = options.drift_ppm_max;
+    if offset_max_ms == 0 && drift_max == 0 {
         return;
     }
     let nodes: Vec<_> = world.replicas.borrow().iter().map(|r| r.node).collect();
     for (index, node) in nodes.into_iter().enumerate() {
-        // Draws in [0, 2*max]; the middle (max) is no skew, and 0 draws the largest lag.
-        let draw = executor::choose_in(streams::FAULTS, 2 * max_ms + 1);
-        let offset_ms = i64::from(draw) - i64::from(max_ms);
-        if offset_ms == 0 {
+        let offset_ms = if offset_max_ms > 0 { signed_up_to(offset_max_ms) } else { 0 };
+        let drift_ppm = if drift_max > 0 { signed_up_to(drift_max) as i32 } else { 0 };
+        if offset_ms == 0 && drift_ppm == 0 {
             continue;
         }
-        executor::set_clock(node, NodeClock { offset_ns: offset_ms * 1_000_000, drift_ppm: 0 });
+        executor::set_clock(node, NodeClock { offset_ns: offset_ms * 1_000_000, drift_ppm });
         world.replicas.borrow_mut()[index].skew_ms = offset_ms;
         world.tracer.emit_on(node, ModelEvent::ClockSkewed { replica: index as u32, offset_ms });
+        super::report(
+            world,
+            FaultKind::ClockSkew,
+            Some(index as u32),
+            std::time::Duration::from_millis(offset_ms.unsigned_abs()),
+        );
     }
+}
+
+/// Draws whether a replica's clock steps this tick, and by how much.
+pub fn maybe_step(world: &Rc<World>) {
+    let options = &world.faults.clock_skew;
+    let step_max_ms = options.step_max.as_millis() as u32;
+    if step_max_ms == 0 || !world.fault(options.step_per_tick) {
+        return;
+    }
+    let replicas = world.replicas.borrow().len() as u32;
+    let index = executor::choose_in(streams::FAULTS, replicas);
+    let node = world.replicas.borrow()[index as usize].node;
+    let step_ms = signed_up_to(step_max_ms);
+    let mut clock = executor::clock(node);
+    clock.offset_ns += step_ms * 1_000_000;
+    executor::set_clock(node, clock);
+    let offset_ms = clock.offset_ns / 1_000_000;
+    world.replicas.borrow_mut()[index as usize].skew_ms = offset_ms;
+    world.tracer.emit_on(node, ModelEvent::ClockSkewed { replica: index, offset_ms });
+    super::report(world, FaultKind::ClockSkew, Some(index), std::time::Duration::from_millis(step_ms.unsigned_abs()));
 }

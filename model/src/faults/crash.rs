@@ -4,46 +4,59 @@
 //! claims are left for the sweeper.
 
 use std::rc::Rc;
-use std::time::Duration;
 
 use sutra_sim_core::executor::{self, sleep};
 use sutra_sim_core::{NodeId, NodeStatus};
 
+use super::FaultKind;
 use crate::event::ModelEvent;
 use crate::streams;
 use crate::world::World;
 
-/// Draws whether to crash a replica this tick, and which.
-pub fn maybe_crash(world: &Rc<World>) {
-    if !world.fault(world.faults.replica_crash_per_tick) {
-        return;
-    }
-    let alive: Vec<(u32, NodeId)> = world
+/// Alive replicas: (index, node).
+pub fn alive_replicas(world: &World) -> Vec<(u32, NodeId)> {
+    world
         .replicas
         .borrow()
         .iter()
         .enumerate()
         .filter(|(_, r)| executor::node_status(r.node) == NodeStatus::Alive)
         .map(|(i, r)| (i as u32, r.node))
-        .collect();
+        .collect()
+}
+
+/// Draws whether to crash a replica this tick, and which.
+pub fn maybe_crash(world: &Rc<World>) {
+    if !world.fault(world.faults.replica_crash.per_tick) {
+        return;
+    }
+    let alive = alive_replicas(world);
     if alive.is_empty() {
         return;
     }
     let (index, node) = alive[executor::choose_in(streams::FAULTS, alive.len() as u32) as usize];
+    crash(world, index, node);
+}
+
+/// Kills replica `index` now and schedules its restart (or leaves it dead until the heal).
+pub fn crash(world: &Rc<World>, index: u32, node: NodeId) {
     let process = world.replicas.borrow()[index as usize].process;
     executor::kill(node);
     world.tracer.emit_on(node, ModelEvent::ReplicaCrashed { replica: index, process });
-    // 0 (the simplest draw) means "stays dead until the heal".
-    let delay = streams::millis_up_to(streams::FAULTS, world.scenario.faults.restart_delay_max);
-    if delay > Duration::ZERO {
-        let w = world.clone();
-        executor::spawn_daemon_on(NodeId::WORLD, "fault:restart", async move {
-            sleep(delay).await;
-            if !w.healed.get() && executor::node_status(node) == NodeStatus::Dead {
-                executor::restart(node);
-            }
-        });
+    let options = &world.faults.replica_crash;
+    let stays_dead = options.stays_dead.draw(streams::FAULTS);
+    let delay = streams::millis_up_to(streams::FAULTS, options.restart_delay_max);
+    super::report(world, FaultKind::ReplicaCrash, Some(index), if stays_dead { Default::default() } else { delay });
+    if stays_dead {
+        return;
     }
+    let w = world.clone();
+    executor::spawn_daemon_on(NodeId::WORLD, "fault:restart", async move {
+        sleep(delay).await;
+        if !w.healed.get() && executor::node_status(node) == NodeStatus::Dead {
+            executor::restart(node);
+        }
+    });
 }
 
 /// The broker's liveness check: redeliver the unacked relays of processes that died.

@@ -1,22 +1,105 @@
-//! Fault injection. The injector runs on the world node during the faulty phase, ticking
-//! every `faults.tick` and drawing each process-level fault; per-action faults (misroute,
-//! duplicate delivery, slow steps) are drawn where the action happens through
-//! [`crate::world::World::fault`]. At `heal_at` — or as soon as the work is done — faults
+//! Fault injection (DESIGN.md §6): one file per fault kind, each with its typed options
+//! (in [`options`]) and its injection code. The injector runs on the world node during the
+//! faulty phase, ticking every `faults.tick` and drawing each per-tick fault; per-action
+//! faults (mis-routing, duplicate delivery, slow steps, store aborts, late timers) are
+//! drawn where the action happens. At `heal_at` — or as soon as the work is done — faults
 //! stop, paused replicas resume and dead ones restart. Only faults the spec tolerates are
-//! injected: the store never loses a committed write.
+//! injected: the store never loses a committed write, and its clock stays authoritative.
 
+pub mod broker;
 pub mod clock_skew;
 pub mod crash;
+pub mod lease;
+pub mod misroute;
+pub mod options;
 pub mod pause;
+pub mod slow_step;
+pub mod store;
 pub mod swarm;
+pub mod timer_jitter;
 
 use std::rc::Rc;
 
+use serde::{Deserialize, Serialize};
 use sutra_sim_core::executor::{self, sleep};
 use sutra_sim_core::NodeStatus;
 
 use crate::event::ModelEvent;
 use crate::world::World;
+
+/// The fault kinds of DESIGN.md §6, by their names there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultKind {
+    /// The process dies at an arbitrary await point.
+    ReplicaCrash,
+    /// The process freezes, then carries on.
+    ProcessPause,
+    /// Work goes to the wrong lane or replica; the routing hash changes.
+    Misroute,
+    /// Replica clock offset, drift and steps.
+    ClockSkew,
+    /// Duplicate, delayed, reordered deliveries; redelivery after consumer death.
+    Broker,
+    /// Store latency spikes, transient aborts, short unavailability.
+    Store,
+    /// A live step outlasts the claim timeout.
+    SlowStep,
+    /// Timers fire late.
+    TimerJitter,
+    /// The sweeper lease holder dies or pauses.
+    Lease,
+}
+
+impl FaultKind {
+    /// Every kind, in DESIGN.md order.
+    pub const ALL: [FaultKind; 9] = [
+        FaultKind::ReplicaCrash,
+        FaultKind::ProcessPause,
+        FaultKind::Misroute,
+        FaultKind::ClockSkew,
+        FaultKind::Broker,
+        FaultKind::Store,
+        FaultKind::SlowStep,
+        FaultKind::TimerJitter,
+        FaultKind::Lease,
+    ];
+
+    /// The name as DESIGN.md and the CLI write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::ReplicaCrash => "replica-crash",
+            FaultKind::ProcessPause => "process-pause",
+            FaultKind::Misroute => "misroute",
+            FaultKind::ClockSkew => "clock-skew",
+            FaultKind::Broker => "broker",
+            FaultKind::Store => "store",
+            FaultKind::SlowStep => "slow-step",
+            FaultKind::TimerJitter => "timer-jitter",
+            FaultKind::Lease => "lease",
+        }
+    }
+
+    /// What the fault does, in one line.
+    pub fn description(self) -> &'static str {
+        match self {
+            FaultKind::ReplicaCrash => "the process dies at an arbitrary await point; it restarts later as a new incarnation, or stays dead until the heal",
+            FaultKind::ProcessPause => "the process freezes for shorter or longer than the claim timeout, then carries on; variant: a replacement with the same identity starts meanwhile",
+            FaultKind::Misroute => "a relay or timer fire goes to the wrong lane or the wrong replica; variant: the routing hash changes mid-run",
+            FaultKind::ClockSkew => "per-replica clock offset, drift and steps; the store's clock stays authoritative",
+            FaultKind::Broker => "duplicate delivery, delay, reorder; redelivery after consumer death",
+            FaultKind::Store => "latency spikes, transient aborts (nothing written), short unavailability",
+            FaultKind::SlowStep => "a live step outlasts the claim timeout (live-but-slow)",
+            FaultKind::TimerJitter => "timers fire late",
+            FaultKind::Lease => "the sweeper's lease holder dies or pauses",
+        }
+    }
+}
+
+/// Reports an injected fault in the trace.
+pub fn report(world: &World, fault: FaultKind, replica: Option<u32>, detail: std::time::Duration) {
+    world.emit(ModelEvent::FaultInjected { fault, replica, detail_ms: detail.as_millis() as u64 });
+}
 
 /// The injector loop: one tick at a time until the heal.
 pub async fn inject(world: Rc<World>) {
@@ -32,11 +115,15 @@ pub async fn inject(world: Rc<World>) {
         }
         crash::maybe_crash(&world);
         pause::maybe_pause(&world);
+        misroute::maybe_change_hash(&world);
+        clock_skew::maybe_step(&world);
+        store::maybe_make_unavailable(&world);
+        lease::maybe_hit_holder(&world);
     }
 }
 
-/// Ends the faulty phase: no more faults, every paused replica resumes, every dead one
-/// restarts. Idempotent.
+/// Ends the faulty phase: no more faults, every paused replica (zombies included)
+/// resumes, every dead one restarts. Idempotent.
 pub fn heal(world: &Rc<World>) {
     if world.healed.replace(true) {
         return;
@@ -50,5 +137,9 @@ pub fn heal(world: &Rc<World>) {
             NodeStatus::Dead => executor::restart(node),
             NodeStatus::Alive => {}
         }
+    }
+    let zombies: Vec<(u32, sutra_sim_core::NodeId)> = world.zombies.borrow().iter().map(|(i, n, _)| (*i, *n)).collect();
+    for (index, node) in zombies {
+        pause::resume(world, index, node);
     }
 }

@@ -1,39 +1,43 @@
 //! Process pause: the replica freezes (GC, VM pause) for shorter or longer than the claim
 //! timeout, then carries on where it was — possibly as a live-but-slow owner whose claims
-//! were swept meanwhile (R19).
+//! were swept meanwhile (R19). Variant: an orchestrator starts a replacement with the same
+//! replica identity while the old process is frozen; the old one wakes later as a zombie.
 
 use std::rc::Rc;
+use std::time::Duration;
 
 use sutra_sim_core::executor::{self, sleep};
 use sutra_sim_core::{NodeId, NodeStatus};
 
+use super::FaultKind;
 use crate::event::ModelEvent;
 use crate::streams;
 use crate::world::World;
 
 /// Draws whether to pause a replica this tick, which, and for how long.
 pub fn maybe_pause(world: &Rc<World>) {
-    if !world.fault(world.faults.process_pause_per_tick) {
+    if !world.fault(world.faults.process_pause.per_tick) {
         return;
     }
-    let alive: Vec<(u32, NodeId)> = world
-        .replicas
-        .borrow()
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| executor::node_status(r.node) == NodeStatus::Alive)
-        .map(|(i, r)| (i as u32, r.node))
-        .collect();
+    let alive = super::crash::alive_replicas(world);
     if alive.is_empty() {
         return;
     }
     let (index, node) = alive[executor::choose_in(streams::FAULTS, alive.len() as u32) as usize];
-    let duration = streams::millis_up_to(streams::FAULTS, world.scenario.faults.pause_max);
+    pause_for(world, index, node, streams::millis_up_to(streams::FAULTS, world.faults.process_pause.pause_max));
+}
+
+/// Freezes replica `index` for `duration`, maybe starting a replacement meanwhile.
+pub fn pause_for(world: &Rc<World>, index: u32, node: NodeId, duration: Duration) {
     let process = world.replicas.borrow()[index as usize].process;
     executor::pause(node);
     world
         .tracer
         .emit_on(node, ModelEvent::ReplicaPaused { replica: index, process, for_ms: duration.as_millis() as u64 });
+    super::report(world, FaultKind::ProcessPause, Some(index), duration);
+    if world.faults.process_pause.replacement.draw(streams::FAULTS) {
+        start_replacement(world, index, node);
+    }
     let w = world.clone();
     executor::spawn_daemon_on(NodeId::WORLD, "fault:resume", async move {
         sleep(duration).await;
@@ -41,12 +45,34 @@ pub fn maybe_pause(world: &Rc<World>) {
     });
 }
 
-/// Resumes a paused replica (no-op if it is not paused).
+/// Starts a new process for replica `index` on a fresh node while `old` is frozen; the
+/// old node becomes a zombie that resumes later with its stale owner ids.
+fn start_replacement(world: &Rc<World>, index: u32, old: NodeId) {
+    let process = world.replicas.borrow()[index as usize].process;
+    world.zombies.borrow_mut().push((index, old, process));
+    let w = world.clone();
+    let boot: sutra_sim_core::node::BootFn = Rc::new(move |node| crate::replica::boot(&w, index, node));
+    let generation = world.zombies.borrow().len();
+    let node = executor::add_node(format!("replica-{index}.{generation}"), Some(boot));
+    world.replicas.borrow_mut()[index as usize].node = node;
+}
+
+/// Resumes a paused node (no-op if it is not paused).
 pub fn resume(world: &Rc<World>, index: u32, node: NodeId) {
     if executor::node_status(node) != NodeStatus::Paused {
         return;
     }
     executor::resume(node);
-    let process = world.replicas.borrow()[index as usize].process;
+    let process = process_of(world, index, node);
     world.tracer.emit_on(node, ModelEvent::ReplicaResumed { replica: index, process });
+}
+
+/// The process last booted on `node` (a zombie keeps its own).
+fn process_of(world: &World, index: u32, node: NodeId) -> crate::ids::ProcessId {
+    let slot = &world.replicas.borrow()[index as usize];
+    if slot.node == node {
+        slot.process
+    } else {
+        world.zombies.borrow().iter().find(|(_, n, _)| *n == node).map(|(_, _, p)| *p).unwrap_or(slot.process)
+    }
 }

@@ -25,7 +25,7 @@ pub async fn run(world: Rc<World>, surface: Rc<ReplicaSurface>) {
         });
         // A duplicate is the publisher's or the broker's at-least-once slip: one per first delivery,
         // never multiplying on redeliveries.
-        if !delivery.redelivery && world.fault(world.faults.broker_duplicate_per_delivery) {
+        if !delivery.redelivery && world.broker.faults().duplicates() {
             world
                 .broker
                 .duplicate(relay, streams::millis_up_to(streams::BROKER, world.scenario.workload.relay_delay_max));
@@ -35,7 +35,7 @@ pub async fn run(world: Rc<World>, surface: Rc<ReplicaSurface>) {
             world.broker.requeue(delivery.tag, world.scenario.timeouts.requeue_delay);
             continue;
         };
-        let mut lane = route.lane();
+        let lane = route.lane();
         // The await between deciding and acting: wait for the lane to have room.
         let inbox = &surface.lanes[lane as usize];
         while inbox.queue.len() >= crate::replica::execution::LANE_BACKLOG_MAX {
@@ -45,12 +45,9 @@ pub async fn run(world: Rc<World>, surface: Rc<ReplicaSurface>) {
             world.broker.requeue(delivery.tag, world.scenario.timeouts.requeue_delay);
             continue;
         }
-        let lanes = world.scenario.topology.lanes;
-        let misrouted = lanes > 1 && world.fault(world.faults.misroute_per_delivery);
-        if misrouted {
-            lane = ((u32::from(lane) + 1 + sutra_sim_core::executor::choose_in(streams::ROUTING, lanes - 1)) % lanes)
-                as u16;
-        }
+        // A relay is already on the replica that took it from the broker; only its lane can be wrong.
+        let destination = crate::faults::misroute::route(&world, lane, false);
+        let (lane, misrouted) = (destination.lane, destination.misrouted);
         let exec = world.new_exec();
         world.emit(ModelEvent::Dispatched {
             instance: relay.instance,

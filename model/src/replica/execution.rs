@@ -163,13 +163,8 @@ impl ExecutionLane {
                 return;
             }
         }
-        let slow = w.fault(w.faults.slow_step_per_step);
+        let (duration, slow) = crate::faults::slow_step::step_duration(w);
         w.emit(ModelEvent::StepStarted { instance, exec, step: version as u32 + 1, slow });
-        let duration = if slow {
-            w.scenario.timeouts.claim_timeout + streams::millis_up_to(streams::STEPS, w.scenario.timeouts.claim_timeout)
-        } else {
-            streams::millis_up_to(streams::STEPS, w.scenario.workload.step_duration_max)
-        };
         sleep(duration).await;
         let error = self.draw_step_error();
         w.emit(ModelEvent::StepEnded { instance, exec, error });

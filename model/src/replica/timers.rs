@@ -4,13 +4,12 @@
 
 use std::rc::Rc;
 
-use sutra_sim_core::executor::{self, sleep};
+use sutra_sim_core::executor::sleep;
 
 use crate::event::ModelEvent;
 use crate::ids::ResumePath;
 use crate::replica::execution::{Source, Work};
 use crate::replica::ReplicaSurface;
-use crate::streams;
 use crate::world::World;
 
 /// Most timers one poll picks.
@@ -19,22 +18,28 @@ pub const TIMERS_PER_POLL_MAX: usize = 64;
 /// The poller loop of one process.
 pub async fn run(world: Rc<World>, surface: Rc<ReplicaSurface>) {
     let t = &world.scenario.timeouts;
-    let lanes = world.scenario.topology.lanes;
     loop {
         sleep(t.timer_poll_interval).await;
         let due = world.store.pick_due_timers(t.timer_fire_lease, TIMERS_PER_POLL_MAX).await;
         for timer in due {
-            let mut lane = world.home_lane(timer.instance);
-            let misrouted = lanes > 1 && world.fault(world.faults.misroute_per_delivery);
-            if misrouted {
-                lane = ((u32::from(lane) + 1 + executor::choose_in(streams::ROUTING, lanes - 1)) % lanes) as u16;
+            let late = crate::faults::timer_jitter::lateness(&world);
+            if !late.is_zero() {
+                sleep(late).await;
             }
+            let destination = crate::faults::misroute::route(&world, world.home_lane(timer.instance), true);
+            let (lane, misrouted) = (destination.lane, destination.misrouted);
+            // A fire mis-routed to another replica lands in that replica's lane, if it runs.
+            let target = match destination.replica {
+                Some(index) => world.replicas.borrow()[index as usize].surface.clone(),
+                None => Some(surface.clone()),
+            };
+            let Some(target) = target else { continue };
             let exec = world.new_exec();
             world.emit(ModelEvent::Dispatched {
                 instance: timer.instance,
                 exec,
                 path: ResumePath::Timer,
-                process: surface.process,
+                process: target.process,
                 lane,
                 misrouted,
             });
@@ -46,7 +51,7 @@ pub async fn run(world: Rc<World>, surface: Rc<ReplicaSurface>) {
                 source: Source::Timer,
                 misrouted,
             };
-            surface.lanes[lane as usize].send(work).await;
+            target.lanes[lane as usize].send(work).await;
         }
     }
 }

@@ -1,0 +1,202 @@
+//! The fault options of a scenario: one typed, documented struct per fault kind, each
+//! deserialised from its own `[faults.KIND]` table. Every rate is a ratio (`"1/50"`), every
+//! span a duration string with its unit, and every kind is off unless the scenario says so.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use sutra_sim_core::time::serde_duration;
+
+use crate::ratio::Ratio;
+
+/// Replica crash: the process dies at an arbitrary await point, no exit path runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReplicaCrashOptions {
+    /// Chance per fault tick that an alive replica is killed.
+    pub per_tick: Ratio,
+    /// Longest a killed replica stays dead before it restarts as a new incarnation.
+    #[serde(with = "serde_duration")]
+    pub restart_delay_max: Duration,
+    /// Chance that a killed replica stays dead until the heal.
+    pub stays_dead: Ratio,
+}
+
+impl Default for ReplicaCrashOptions {
+    fn default() -> Self {
+        ReplicaCrashOptions {
+            per_tick: Ratio::NEVER,
+            restart_delay_max: Duration::from_secs(20),
+            stays_dead: Ratio::NEVER,
+        }
+    }
+}
+
+/// Process pause: the process freezes (GC, VM pause) and later carries on where it was.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProcessPauseOptions {
+    /// Chance per fault tick that an alive replica is frozen.
+    pub per_tick: Ratio,
+    /// Longest pause; pauses past the claim timeout make live-but-slow owners.
+    #[serde(with = "serde_duration")]
+    pub pause_max: Duration,
+    /// Chance that a replacement with the same replica identity starts while the frozen
+    /// process is out; the old one wakes later as a zombie with stale claims.
+    pub replacement: Ratio,
+}
+
+impl Default for ProcessPauseOptions {
+    fn default() -> Self {
+        ProcessPauseOptions { per_tick: Ratio::NEVER, pause_max: Duration::from_secs(60), replacement: Ratio::NEVER }
+    }
+}
+
+/// Mis-routing: work lands somewhere routing did not intend; the claim must bounce it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MisrouteOptions {
+    /// Chance per relay or timer dispatch that it goes to the wrong lane.
+    pub per_delivery: Ratio,
+    /// Share of mis-routed timer fires that go to another replica's lane instead.
+    pub wrong_replica: Ratio,
+    /// Chance per fault tick that the routing hash changes.
+    pub hash_change_per_tick: Ratio,
+}
+
+impl Default for MisrouteOptions {
+    fn default() -> Self {
+        MisrouteOptions { per_delivery: Ratio::NEVER, wrong_replica: Ratio::NEVER, hash_change_per_tick: Ratio::NEVER }
+    }
+}
+
+/// Clock skew: replica clocks off the store's, which stays authoritative.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClockSkewOptions {
+    /// Largest offset given to a replica at start, either way.
+    #[serde(with = "serde_duration")]
+    pub offset_max: Duration,
+    /// Largest drift, in parts per million, either way.
+    pub drift_ppm_max: u32,
+    /// Chance per fault tick that a replica's clock steps.
+    pub step_per_tick: Ratio,
+    /// Largest step, either way.
+    #[serde(with = "serde_duration")]
+    pub step_max: Duration,
+}
+
+impl Default for ClockSkewOptions {
+    fn default() -> Self {
+        ClockSkewOptions {
+            offset_max: Duration::ZERO,
+            drift_ppm_max: 0,
+            step_per_tick: Ratio::NEVER,
+            step_max: Duration::ZERO,
+        }
+    }
+}
+
+/// Broker faults: at-least-once delivery at its least convenient.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BrokerOptions {
+    /// Chance per first delivery that the relay is delivered twice.
+    pub duplicate_per_delivery: Ratio,
+    /// Chance per publish that delivery is delayed.
+    pub delay_per_delivery: Ratio,
+    /// Longest such delay.
+    #[serde(with = "serde_duration")]
+    pub delay_max: Duration,
+    /// Chance per delivery that a later relay is delivered first.
+    pub reorder_per_delivery: Ratio,
+}
+
+impl Default for BrokerOptions {
+    fn default() -> Self {
+        BrokerOptions {
+            duplicate_per_delivery: Ratio::NEVER,
+            delay_per_delivery: Ratio::NEVER,
+            delay_max: Duration::from_secs(2),
+            reorder_per_delivery: Ratio::NEVER,
+        }
+    }
+}
+
+/// Store faults. Only what the spec tolerates: an aborted or unavailable call writes
+/// nothing; a committed write is never lost.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreOptions {
+    /// Chance per call of a latency spike.
+    pub latency_spike_per_call: Ratio,
+    /// Longest spike.
+    #[serde(with = "serde_duration")]
+    pub latency_spike_max: Duration,
+    /// Chance per call that the transaction aborts (nothing written; the client retries).
+    pub abort_per_call: Ratio,
+    /// Chance per fault tick that the store becomes unavailable for a while.
+    pub unavailable_per_tick: Ratio,
+    /// Longest unavailability (must stay within the client's retry horizon).
+    #[serde(with = "serde_duration")]
+    pub unavailable_max: Duration,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            latency_spike_per_call: Ratio::NEVER,
+            latency_spike_max: Duration::from_millis(500),
+            abort_per_call: Ratio::NEVER,
+            unavailable_per_tick: Ratio::NEVER,
+            unavailable_max: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Slow steps: a live step outlasts the claim timeout (a live-but-slow owner).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SlowStepOptions {
+    /// Chance per step.
+    pub per_step: Ratio,
+}
+
+impl Default for SlowStepOptions {
+    fn default() -> Self {
+        SlowStepOptions { per_step: Ratio::NEVER }
+    }
+}
+
+/// Timer jitter: due timers fire late.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TimerJitterOptions {
+    /// Chance per fire that it is late.
+    pub late_per_fire: Ratio,
+    /// Latest.
+    #[serde(with = "serde_duration")]
+    pub late_max: Duration,
+}
+
+impl Default for TimerJitterOptions {
+    fn default() -> Self {
+        TimerJitterOptions { late_per_fire: Ratio::NEVER, late_max: Duration::from_secs(3) }
+    }
+}
+
+/// Lease faults: the sweeper's lease holder dies or pauses.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LeaseOptions {
+    /// Chance per fault tick that the lease holder's replica is killed.
+    pub holder_crash_per_tick: Ratio,
+    /// Chance per fault tick that the lease holder's replica is frozen (up to the pause maximum).
+    pub holder_pause_per_tick: Ratio,
+}
+
+impl Default for LeaseOptions {
+    fn default() -> Self {
+        LeaseOptions { holder_crash_per_tick: Ratio::NEVER, holder_pause_per_tick: Ratio::NEVER }
+    }
+}

@@ -1,0 +1,22 @@
+//! Slow steps: a live step outlasts the claim timeout (a live-but-slow owner). The sweeper
+//! or a stale claim takes the instance meanwhile; the slow owner's commit then no longer
+//! matches (R19).
+
+use std::time::Duration;
+
+use super::FaultKind;
+use crate::streams;
+use crate::world::World;
+
+/// How long the next step takes: normally up to the workload's maximum; when the fault
+/// fires, longer than the claim timeout.
+pub fn step_duration(world: &World) -> (Duration, bool) {
+    if world.fault(world.faults.slow_step.per_step) {
+        let timeout = world.scenario.timeouts.claim_timeout;
+        let d = timeout + streams::millis_up_to(streams::STEPS, timeout);
+        super::report(world, FaultKind::SlowStep, None, d);
+        (d, true)
+    } else {
+        (streams::millis_up_to(streams::STEPS, world.scenario.workload.step_duration_max), false)
+    }
+}
