@@ -213,6 +213,29 @@ mod tests {
     }
 
     #[test]
+    fn three_shards_merged_equal_the_unsharded_report() {
+        let stop = AtomicBool::new(false);
+        let whole = {
+            let p = plan(1, None);
+            let (results, _) = run(&p, &stop, &|_, _| {});
+            report(&p, &results, Duration::from_secs(1), false)
+        };
+        let shards: Vec<SweepReport> = (0..3)
+            .map(|i| {
+                let p = plan(1, Some((i, 3)));
+                let (results, _) = run(&p, &stop, &|_, _| {});
+                report(&p, &results, Duration::from_secs(1), false)
+            })
+            .collect();
+        let merged = SweepReport::merge(&shards).unwrap();
+        assert_eq!(merged.seeds_run, whole.seeds_run);
+        assert_eq!(merged.failures, whole.failures);
+        assert_eq!(merged.coverage, whole.coverage);
+        assert_eq!(merged.events, whole.events);
+        assert_eq!(merged.unreached, whole.unreached);
+    }
+
+    #[test]
     fn shards_partition_the_seeds() {
         let mut all: Vec<u64> =
             (0..3).flat_map(|i| plan(1, Some((i, 3))).items().into_iter().map(|(_, s)| s)).collect();

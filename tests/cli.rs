@@ -107,3 +107,39 @@ fn sweep_reports_are_identical_for_one_and_two_jobs() {
     assert_eq!(read("1"), read("2"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn malformed_scenarios_unknown_keys_and_negative_durations_exit_2_and_write_nothing() {
+    let dir = std::env::temp_dir().join(format!("sutra-sim-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, text, needle) in [
+        ("malformed.toml", "name = \"m\"\ndescription = \"x\"\n[topology\nreplicas = 2\n", "malformed.toml:3"),
+        (
+            "unknown-key.toml",
+            "name = \"u\"\ndescription = \"x\"\n[faults.store]\nabort_per_cal = \"1/2\"\n",
+            "abort_per_cal",
+        ),
+        ("negative.toml", "name = \"n\"\ndescription = \"x\"\n[timeouts]\nsweep_interval = \"-5s\"\n", "negative"),
+    ] {
+        let file = dir.join(name);
+        std::fs::write(&file, text).unwrap();
+        let report = dir.join(format!("{name}.json"));
+        let junit = dir.join(format!("{name}.xml"));
+        let (code, out, err) = sutra_sim(&[
+            "sweep",
+            "--scenario",
+            file.to_str().unwrap(),
+            "--count",
+            "2",
+            "--report",
+            report.to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(err.contains(needle), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{name}: one line: {err}");
+        assert!(out.is_empty() && !report.exists() && !junit.exists(), "{name} wrote something");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -57,7 +57,7 @@ pub struct MutantInfo {
     pub name: &'static str,
     /// The rule ids it breaks.
     pub rules: &'static str,
-    /// The checker (or verdict class) expected to catch it.
+    /// The checker (or verdict class) expected to catch it; alternatives joined by " or ".
     pub caught_by: &'static str,
     /// The careless code, in one line.
     pub description: &'static str,
@@ -76,7 +76,7 @@ pub const MUTANTS: [MutantInfo; 19] = [
         mutant: Mutant::ReleaseBeforeCommit,
         name: "release-before-commit",
         rules: "R8",
-        caught_by: "no-stale-snapshot",
+        caught_by: "no-double-resume or no-stale-snapshot",
         description: "release the claim, then commit in a second transaction",
     },
     MutantInfo {
@@ -168,7 +168,7 @@ pub const MUTANTS: [MutantInfo; 19] = [
         name: "parked-keeps-claim",
         rules: "R17",
         caught_by: "parked-holds-no-claim",
-        description: "parking for a pull worker keeps the claim",
+        description: "parking for a pull worker claims the instance again to hold it",
     },
     MutantInfo {
         mutant: Mutant::SnapshotAcrossAwait,
@@ -199,6 +199,13 @@ pub const MUTANTS: [MutantInfo; 19] = [
         description: "ticket capture posted to the lane, returning early",
     },
 ];
+
+impl MutantInfo {
+    /// True if `checker` is one of the checkers expected to catch this mutant.
+    pub fn expects(&self, checker: &str) -> bool {
+        self.caught_by.split(" or ").any(|c| c == checker)
+    }
+}
 
 impl Mutant {
     /// The mutant's facts.

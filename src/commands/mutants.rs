@@ -54,6 +54,7 @@ pub fn mutants(scenario_arg: &str, count: u64, jobs: usize, report_path: Option<
             "killed": kill.is_some(),
             "checker": kill.as_ref().and_then(|(_, _, v)| v.checker().map(str::to_string)),
             "expected_checker": info.caught_by,
+            "as_expected": kill.as_ref().and_then(|(_, _, v)| v.checker()).is_some_and(|c| info.expects(c)),
             "message": kill.as_ref().map(|(_, _, v)| v.message()),
             "scenario": kill.as_ref().map(|(s, _, _)| s.clone()),
             "seed": kill.as_ref().map(|(_, seed, _)| *seed),

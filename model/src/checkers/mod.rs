@@ -26,20 +26,18 @@ use crate::view::ModelView;
 /// The registry type of this model.
 pub type ModelRegistry = Registry<ModelEvent, ModelView>;
 
-/// The safety and liveness checkers, in the order they judge each event: when one event
-/// breaks two rules, the first named here reports it. This is DESIGN.md §5's order except
-/// that parked-holds-no-claim comes before release-with-commit: a parked instance left
-/// claimed is both, and the specific rule (R17) tells the reader more than the general one.
+/// The safety and liveness checkers in the order of DESIGN.md §5, which is the order they
+/// judge each event: when one event breaks two rules, the first named here reports it.
 pub fn built_in() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
     vec![
         no_double_resume::spec(),
         no_stale_snapshot::spec(),
         linear_history::spec(),
-        parked_holds_no_claim::spec(),
         release_with_commit::spec(),
         exits_release::spec(),
         refusal_contract::spec(),
         sweep_by_age::spec(),
+        parked_holds_no_claim::spec(),
         lane_contract::spec(),
         eventual_completion::spec(),
         quiet_bounce_meter::spec(),

@@ -1,5 +1,8 @@
 //! parked-holds-no-claim (always; R17): an instance waiting on a pull task holds no claim.
-//! The long wait lives in the task row's lock, not in an instance claim.
+//! The long wait lives in the task row's lock, not in an instance claim: the execution that
+//! parks the instance neither keeps its claim through the commit nor takes it again to
+//! "hold" the instance for the worker. (Other executions may claim a parked instance
+//! briefly — a duplicate delivery, a migration, the completion itself — and find it so.)
 
 use std::sync::Arc;
 
@@ -8,9 +11,11 @@ use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 use crate::event::ModelEvent;
 use crate::view::ModelView;
 
-/// Stateless: the store reports each row as written.
+/// The executions whose commit parked their instance.
 #[derive(Default)]
-pub struct ParkedHoldsNoClaim;
+pub struct ParkedHoldsNoClaim {
+    parkers: std::collections::BTreeSet<crate::ids::ExecId>,
+}
 
 /// The registration.
 pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
@@ -19,7 +24,7 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
         kind: CheckerKind::Always,
         description: "an instance waiting on a pull task holds no claim",
         rules: &["R17"],
-        factory: Arc::new(|| Box::new(ParkedHoldsNoClaim)),
+        factory: Arc::new(|| Box::new(ParkedHoldsNoClaim::default())),
     }
 }
 
@@ -38,6 +43,16 @@ impl Checker<ModelEvent, ModelView> for ParkedHoldsNoClaim {
                 if *write != crate::event::WriteKind::Claim =>
             {
                 Check::Fail(format!("instance {} is parked for a pull worker and still claimed by {owner}", instance.0))
+            }
+            ModelEvent::RowWritten { write: crate::event::WriteKind::Commit, parked: true, by: Some(exec), .. } => {
+                self.parkers.insert(*exec);
+                Check::Ok
+            }
+            ModelEvent::ClaimGranted { instance, exec, owner, .. } if self.parkers.contains(exec) => {
+                Check::Fail(format!(
+                    "instance {} was parked for a pull worker and its parking execution {} claimed it again as {owner}",
+                    instance.0, exec.0
+                ))
             }
             _ => Check::Ok,
         }
@@ -65,11 +80,28 @@ mod tests {
 
     #[test]
     fn fires_when_a_parked_instance_is_owned() {
-        assert!(fails(&feed(&mut ParkedHoldsNoClaim, vec![(1, parked(Some(OwnerId::lane(ProcessId(1), 0))))])));
+        assert!(fails(&feed(
+            &mut ParkedHoldsNoClaim::default(),
+            vec![(1, parked(Some(OwnerId::lane(ProcessId(1), 0))))]
+        )));
+    }
+
+    #[test]
+    fn fires_when_the_parking_execution_claims_again() {
+        let again = ModelEvent::ClaimGranted {
+            instance: InstanceId(0),
+            exec: ExecId(1),
+            owner: OwnerId::lane(ProcessId(1), 0),
+            process: Some(ProcessId(1)),
+            path: crate::ids::ResumePath::Relay,
+            previous: None,
+            stale_age_ms: None,
+        };
+        assert!(fails(&feed(&mut ParkedHoldsNoClaim::default(), vec![(1, parked(None)), (2, again)])));
     }
 
     #[test]
     fn accepts_a_released_park() {
-        assert_eq!(feed(&mut ParkedHoldsNoClaim, vec![(1, parked(None))]), Check::Ok);
+        assert_eq!(feed(&mut ParkedHoldsNoClaim::default(), vec![(1, parked(None))]), Check::Ok);
     }
 }

@@ -202,14 +202,16 @@ impl ExecutionLane {
             spec.release = false;
         } else if w.mutant_is(Mutant::UnconditionalCommit) {
             spec.conditional = false;
-        } else if w.mutant_is(Mutant::ParkedKeepsClaim) && next == Some(Trigger::Pull) {
-            spec.release = false;
         }
         let timer_delay = streams::millis_up_to(streams::WORKLOAD, w.scenario.workload.timer_delay_max);
         match w.store.commit(instance, exec, owner, spec, timer_delay).await {
             Ok(_) => {
                 if w.mutant_is(Mutant::ReleaseAfterCommit) {
                     self.release(instance, exec, owner).await;
+                }
+                if w.mutant_is(Mutant::ParkedKeepsClaim) && next == Some(Trigger::Pull) {
+                    // "Hold the instance for the worker": claimed again right after parking.
+                    w.store.claim(instance, exec, owner, Some(self.process), work.path).await;
                 }
                 self.consume(work);
                 self.end(work, Exit::Committed).await;
