@@ -362,28 +362,25 @@ impl Store {
     /// Releases the claim if `owner` still holds it. Returns whether it matched.
     pub async fn release(&self, instance: InstanceId, exec: ExecId, owner: OwnerId) -> bool {
         self.request().await;
-        let released = {
-            let mut s = self.state.borrow_mut();
-            let row = &mut s.instances[instance.0 as usize];
-            let matched = row.owner == Some(owner);
-            if matched {
-                row.owner = None;
-            }
-            (matched, row.version, row.parked)
-        };
-        self.tracer.emit(ModelEvent::Released { instance, exec, owner, released: released.0 });
-        if released.0 {
-            self.row_written(instance, WriteKind::Release, Some(exec), Some(owner), None, released.1, released.2);
-        }
+        let released = self.release_now(instance, exec, owner, WriteKind::Release);
+        self.tracer.emit(ModelEvent::Released { instance, exec, owner, released });
         self.latency().await;
-        released.0
+        released
     }
 
     /// A migration's write: conditional on ownership, records the routing change and
     /// releases in one transaction.
     pub async fn migrate_commit(&self, instance: InstanceId, exec: ExecId, owner: OwnerId) -> bool {
         self.request().await;
-        let done = {
+        let done = self.release_now(instance, exec, owner, WriteKind::Migration);
+        self.latency().await;
+        done
+    }
+
+    /// The transaction of a release (or a migration's releasing write): clears the claim
+    /// if `owner` holds it, reporting the row. Returns whether it matched.
+    fn release_now(&self, instance: InstanceId, exec: ExecId, owner: OwnerId, write: WriteKind) -> bool {
+        let (matched, version, parked) = {
             let mut s = self.state.borrow_mut();
             let row = &mut s.instances[instance.0 as usize];
             let matched = row.owner == Some(owner);
@@ -392,11 +389,10 @@ impl Store {
             }
             (matched, row.version, row.parked)
         };
-        if done.0 {
-            self.row_written(instance, WriteKind::Migration, Some(exec), Some(owner), None, done.1, done.2);
+        if matched {
+            self.row_written(instance, write, Some(exec), Some(owner), None, version, parked);
         }
-        self.latency().await;
-        done.0
+        matched
     }
 
     /// Takes or renews the sweeper lease for `process` if it is free, expired, or already

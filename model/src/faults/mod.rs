@@ -96,6 +96,43 @@ impl FaultKind {
     }
 }
 
+/// A component's own fault switch: draws its faults from its own stream, never after the
+/// heal, and reports each injection in the trace. The broker and the store hold one, since
+/// their faults fire inside their own operations rather than from the injector's tick.
+#[derive(Clone)]
+pub struct FaultGate {
+    kind: FaultKind,
+    stream: sutra_sim_core::Stream,
+    healed: Rc<std::cell::Cell<bool>>,
+    tracer: sutra_sim_core::Tracer<ModelEvent>,
+}
+
+impl FaultGate {
+    /// A gate for `kind`, drawing from `stream`, closed once `healed` is set.
+    pub fn new(
+        kind: FaultKind,
+        stream: sutra_sim_core::Stream,
+        healed: Rc<std::cell::Cell<bool>>,
+        tracer: sutra_sim_core::Tracer<ModelEvent>,
+    ) -> FaultGate {
+        FaultGate { kind, stream, healed, tracer }
+    }
+
+    /// True if a fault of this rate fires now.
+    pub fn fires(&self, rate: crate::ratio::Ratio) -> bool {
+        !self.healed.get() && !rate.is_never() && rate.draw(self.stream)
+    }
+
+    /// Reports an injection of this gate's kind.
+    pub fn report(&self, detail: std::time::Duration) {
+        self.tracer.emit(ModelEvent::FaultInjected {
+            fault: self.kind,
+            replica: None,
+            detail_ms: detail.as_millis() as u64,
+        });
+    }
+}
+
 /// Reports an injected fault in the trace.
 pub fn report(world: &World, fault: FaultKind, replica: Option<u32>, detail: std::time::Duration) {
     world.emit(ModelEvent::FaultInjected { fault, replica, detail_ms: detail.as_millis() as u64 });

@@ -19,36 +19,27 @@ use crate::world::World;
 #[derive(Clone)]
 pub struct StoreFaults {
     options: StoreOptions,
-    healed: Rc<Cell<bool>>,
+    gate: super::FaultGate,
     unavailable_until: Rc<Cell<SimTime>>,
-    tracer: Tracer<ModelEvent>,
 }
 
 impl StoreFaults {
     /// Faults with these options, off once `healed` is set.
     pub fn new(options: StoreOptions, healed: Rc<Cell<bool>>, tracer: Tracer<ModelEvent>) -> StoreFaults {
-        StoreFaults { options, healed, unavailable_until: Rc::new(Cell::new(SimTime::ZERO)), tracer }
-    }
-
-    fn fires(&self, rate: crate::ratio::Ratio) -> bool {
-        !self.healed.get() && !rate.is_never() && rate.draw(streams::STORE)
-    }
-
-    fn report(&self, detail: Duration) {
-        self.tracer.emit(ModelEvent::FaultInjected {
-            fault: FaultKind::Store,
-            replica: None,
-            detail_ms: detail.as_millis() as u64,
-        });
+        StoreFaults {
+            options,
+            gate: super::FaultGate::new(FaultKind::Store, streams::STORE, healed, tracer),
+            unavailable_until: Rc::new(Cell::new(SimTime::ZERO)),
+        }
     }
 
     /// Extra latency for this call (zero unless a spike fires).
     pub fn spike(&self) -> Duration {
-        if !self.fires(self.options.latency_spike_per_call) {
+        if !self.gate.fires(self.options.latency_spike_per_call) {
             return Duration::ZERO;
         }
         let d = streams::millis_up_to(streams::STORE, self.options.latency_spike_max);
-        self.report(d);
+        self.gate.report(d);
         d
     }
 
@@ -58,8 +49,8 @@ impl StoreFaults {
         if executor::now() < self.unavailable_until.get() {
             return true;
         }
-        if self.fires(self.options.abort_per_call) {
-            self.report(Duration::ZERO);
+        if self.gate.fires(self.options.abort_per_call) {
+            self.gate.report(Duration::ZERO);
             return true;
         }
         false
@@ -68,7 +59,7 @@ impl StoreFaults {
     /// Makes the store unavailable for `duration` from now.
     pub fn make_unavailable(&self, duration: Duration) {
         self.unavailable_until.set(executor::now().add(duration));
-        self.report(duration);
+        self.gate.report(duration);
     }
 
     /// The options in force.
