@@ -5,12 +5,18 @@
 //! ([`model`]) and the minimiser ([`shrink`]), and holds the orchestration the command
 //! line uses — sweeps over many seeds ([`sweep`]), their reports ([`report`]), and safe
 //! file output ([`files`]).
+//!
+//! To write your own invariant, start at [`plugin`]: a checker is one small trait,
+//! registered in a [`plugin::CheckerSet`] next to the built-in ones, with no change to the
+//! simulator or the model. To run it from an ordinary `#[test]`, use [`testing::SimTest`].
 #![deny(missing_docs)]
 
 pub mod files;
+pub mod plugin;
 pub mod report;
 pub mod scenario_arg;
 pub mod sweep;
+pub mod testing;
 
 pub use sutra_sim_core as core;
 pub use sutra_sim_model as model;

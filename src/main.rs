@@ -33,6 +33,12 @@ enum Command {
         /// Write a Perfetto/Chrome trace-event timeline.
         #[arg(long)]
         perfetto: Option<PathBuf>,
+        /// Run only this checker (repeatable); by default the scenario's checkers, or all.
+        #[arg(long = "checker", value_name = "NAME")]
+        checker: Vec<String>,
+        /// Do not run this checker (repeatable).
+        #[arg(long = "skip-checker", value_name = "NAME")]
+        skip_checker: Vec<String>,
         /// Print one JSON document.
         #[arg(long)]
         json: bool,
@@ -75,6 +81,12 @@ enum Command {
         /// Do not shrink failures before saving them.
         #[arg(long)]
         no_shrink: bool,
+        /// Run only this checker (repeatable); by default the scenario's checkers, or all.
+        #[arg(long = "checker", value_name = "NAME")]
+        checker: Vec<String>,
+        /// Do not run this checker (repeatable).
+        #[arg(long = "skip-checker", value_name = "NAME")]
+        skip_checker: Vec<String>,
         /// Print the report as JSON on stdout.
         #[arg(long)]
         json: bool,
@@ -167,8 +179,8 @@ use commands::{later, Usage};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { scenario, seed, mutant, strategy, perfetto, json } => {
-            commands::run::run(&scenario, seed, mutant, strategy, perfetto, json)
+        Command::Run { scenario, seed, mutant, strategy, perfetto, checker, skip_checker, json } => {
+            commands::run::run(&scenario, seed, mutant, strategy, perfetto, (checker, skip_checker), json)
         }
         Command::Sweep {
             scenario,
@@ -183,6 +195,8 @@ fn main() -> ExitCode {
             junit,
             save_failures,
             no_shrink,
+            checker,
+            skip_checker,
             json,
         } => commands::sweep::sweep_command(commands::sweep::SweepArgs {
             scenario,
@@ -197,6 +211,8 @@ fn main() -> ExitCode {
             junit,
             save_failures,
             no_shrink,
+            checker,
+            skip_checker,
             json,
         }),
         Command::Replay { .. } => later("replay", "reproducer files and replay arrive with the shrinking issue (#5)"),

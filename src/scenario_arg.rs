@@ -5,14 +5,47 @@ use std::path::Path;
 use sutra_sim_model::scenario::{ScenarioError, BUILT_IN};
 use sutra_sim_model::Scenario;
 
+use crate::plugin::CheckerSet;
+
 /// Resolves one `--scenario` value to scenarios: `all` gives every built-in one; a value
 /// ending in `.toml` or containing a path separator is read as a file; anything else is a
-/// built-in name.
+/// built-in name. The checkers a scenario names (`run.checkers`) must be built-in ones —
+/// the command line knows no others — and an unknown one is refused here, at load time,
+/// with the known ones listed. A program with its own checkers uses [`resolve_with`].
 pub fn resolve(value: &str) -> Result<Vec<Scenario>, ScenarioError> {
+    resolve_with(value, &CheckerSet::built_in())
+}
+
+/// As [`resolve`], resolving the scenarios' checker names against `checkers`.
+pub fn resolve_with(value: &str, checkers: &CheckerSet) -> Result<Vec<Scenario>, ScenarioError> {
+    let scenarios = load(value)?;
+    checkers.check_scenarios(&scenarios).map_err(|e| ScenarioError(format!("{}: {e}", origin(value))))?;
+    Ok(scenarios)
+}
+
+/// Where a `--scenario` value's text comes from, for error messages.
+fn origin(value: &str) -> String {
+    if is_file(value) {
+        value.to_string()
+    } else if value == "all" {
+        "scenarios/".to_string()
+    } else {
+        format!("scenarios/{value}.toml")
+    }
+}
+
+fn is_file(value: &str) -> bool {
+    value.ends_with(".toml") || value.contains('/') || value.contains(std::path::MAIN_SEPARATOR)
+}
+
+/// Reads the scenarios a `--scenario` value names without resolving their checker names:
+/// for a program that registers checkers after loading (resolve them with
+/// [`CheckerSet::check_scenarios`] before running).
+pub fn load(value: &str) -> Result<Vec<Scenario>, ScenarioError> {
     if value == "all" {
         return Ok(Scenario::all_built_in());
     }
-    if value.ends_with(".toml") || value.contains('/') || value.contains(std::path::MAIN_SEPARATOR) {
+    if is_file(value) {
         let text = std::fs::read_to_string(Path::new(value))
             .map_err(|e| ScenarioError(format!("cannot read scenario file {value}: {e}")))?;
         return Ok(vec![Scenario::from_toml(&text, value)?]);

@@ -9,8 +9,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use sutra_sim_core::{EntropyMode, StrategyConfig, Verdict};
-use sutra_sim_model::{checkers, Mutant, RunOptions, Scenario};
+use sutra_sim_model::{Mutant, RunOptions, Scenario};
 
+use crate::plugin::CheckerSet;
 use crate::report::{Failure, SweepReport};
 
 /// Most seeds one sweep may be asked for.
@@ -37,6 +38,9 @@ pub struct SweepPlan {
     pub jobs: usize,
     /// Stop taking new seeds after this long.
     pub time_budget: Option<Duration>,
+    /// The checkers that judge each seed: built-in, user-registered, and the choice by name.
+    /// Resolve the scenarios against it first ([`CheckerSet::check_scenarios`]).
+    pub checkers: CheckerSet,
 }
 
 /// The result of one seed.
@@ -74,7 +78,7 @@ impl SweepPlan {
         if let Some(s) = self.strategy {
             cmd.push_str(&format!(" --strategy {}", s.label()));
         }
-        cmd
+        self.checkers.replay_command(&cmd, &scenario.name, seed, self.mutant)
     }
 }
 
@@ -87,6 +91,31 @@ pub fn run_seed(
 ) -> SeedResult {
     let options = RunOptions { entropy: EntropyMode::Seed(seed), strategy, mutant, keep_trace: false };
     let out = sutra_sim_model::run(scenario, &options);
+    SeedResult {
+        scenario: 0,
+        seed,
+        verdict: out.verdict,
+        events: out.events,
+        fingerprint: out.fingerprint,
+        reached: out.reached,
+    }
+}
+
+/// Runs one seed of `scenario`, judged by `checkers`.
+///
+/// # Panics
+///
+/// If `checkers` cannot resolve the scenario's checker names: sweeps check their scenarios
+/// with [`CheckerSet::check_scenarios`] before the first seed.
+pub fn run_seed_with(
+    checkers: &CheckerSet,
+    scenario: &Scenario,
+    seed: u64,
+    mutant: Option<Mutant>,
+    strategy: Option<StrategyConfig>,
+) -> SeedResult {
+    let options = RunOptions { entropy: EntropyMode::Seed(seed), strategy, mutant, keep_trace: false };
+    let out = checkers.run(scenario, &options).unwrap_or_else(|e| panic!("checkers resolved before the sweep: {e}"));
     SeedResult {
         scenario: 0,
         seed,
@@ -118,7 +147,7 @@ pub fn run(plan: &SweepPlan, stop: &AtomicBool, progress: &(dyn Fn(u64, u64) + S
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&(s, seed)) = items.get(i) else { return };
-                let mut result = run_seed(&plan.scenarios[s], seed, plan.mutant, plan.strategy);
+                let mut result = run_seed_with(&plan.checkers, &plan.scenarios[s], seed, plan.mutant, plan.strategy);
                 result.scenario = s;
                 if !result.verdict.is_pass() {
                     failing.fetch_add(1, Ordering::Relaxed);
@@ -137,9 +166,10 @@ pub fn run(plan: &SweepPlan, stop: &AtomicBool, progress: &(dyn Fn(u64, u64) + S
 /// Builds the report of a sweep's results.
 pub fn report(plan: &SweepPlan, results: &[SeedResult], wall: Duration, stopped_early: bool) -> SweepReport {
     // Only the properties some swept scenario is expected to reach are counted, so that a
-    // zero means "never reached where it should have been", not "not applicable".
+    // zero means "never reached where it should have been", not "not applicable"; and only
+    // those the plan's checkers run, user-registered ones included.
     let mut coverage: BTreeMap<String, u64> =
-        plan.scenarios.iter().flat_map(checkers::coverage::expected).map(|n| (n.to_string(), 0)).collect();
+        plan.checkers.coverage_names(&plan.scenarios).into_iter().map(|n| (n, 0)).collect();
     let mut failures = Vec::new();
     let mut events = 0;
     for r in results {
@@ -198,6 +228,7 @@ mod tests {
             strategy: None,
             jobs,
             time_budget: None,
+            checkers: CheckerSet::built_in(),
         }
     }
 

@@ -9,7 +9,8 @@ use sutra_sim_model::{run, RunOptions, Scenario};
 #[test]
 fn a_thousand_seeds_give_at_least_990_distinct_fingerprints() {
     let scenario = Scenario::built_in("smoke").unwrap();
-    let fingerprints: BTreeSet<u64> = (0..1000).map(|seed| run(&scenario, &RunOptions::seeded(seed)).fingerprint).collect();
+    let fingerprints: BTreeSet<u64> =
+        (0..1000).map(|seed| run(&scenario, &RunOptions::seeded(seed)).fingerprint).collect();
     println!("{} distinct fingerprints of 1000 seeds", fingerprints.len());
     assert!(fingerprints.len() >= 990, "only {} distinct fingerprints", fingerprints.len());
 }

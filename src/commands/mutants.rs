@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use serde_json::json;
 use sutra_sim::files::write_atomically;
+use sutra_sim::plugin::CheckerSet;
 use sutra_sim::sweep::{self, SweepPlan};
 use sutra_sim::{scenario_arg, VERSION};
 use sutra_sim_model::MUTANTS;
@@ -62,8 +63,17 @@ pub fn mutants(scenario_arg: &str, count: u64, jobs: usize, report_path: Option<
             "wall_ms": wall_ms,
         }));
     }
-    let plan =
-        SweepPlan { scenarios, start: 0, count, shard: None, mutant: None, strategy: None, jobs, time_budget: None };
+    let plan = SweepPlan {
+        scenarios,
+        start: 0,
+        count,
+        shard: None,
+        mutant: None,
+        strategy: None,
+        jobs,
+        time_budget: None,
+        checkers: CheckerSet::built_in(),
+    };
     let started = Instant::now();
     let (results, _) = sweep::run(&plan, &AtomicBool::new(false), &|_, _| {});
     let correct = sweep::report(&plan, &results, started.elapsed(), false);

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use serde_json::json;
+use sutra_sim::plugin::CheckerSet;
 use sutra_sim::scenario_arg;
 use sutra_sim_core::EntropyMode;
 use sutra_sim_model::RunOptions;
@@ -15,17 +16,21 @@ pub fn run(
     mutant: Option<String>,
     strategy: Option<String>,
     perfetto: Option<PathBuf>,
+    (only, skip): (Vec<String>, Vec<String>),
     json: bool,
 ) -> Outcome {
     let scenario = scenario_arg::resolve_one(scenario_arg).map_err(|e| Usage(e.0))?;
+    let checkers = CheckerSet::built_in().only(only).and_then(|c| c.skip(skip)).map_err(|e| Usage(e.0))?;
+    let judges = checkers.build_for(&scenario).map_err(|e| Usage(e.0))?;
     let mutant = parse_mutant(mutant)?;
     let strategy = parse_strategy(strategy)?;
     if perfetto.is_some() {
         return later("run --perfetto", "the Perfetto timeline arrives with the replay machinery (issue #5)");
     }
     let options = RunOptions { entropy: EntropyMode::Seed(seed), strategy, mutant, keep_trace: false };
-    let out = sutra_sim_model::run(&scenario, &options);
-    let replay = replay_command(scenario_arg, seed, mutant, strategy);
+    let out = sutra_sim_model::run_with(&scenario, &options, judges);
+    let replay =
+        checkers.replay_command(&replay_command(scenario_arg, seed, mutant, strategy), &scenario.name, seed, mutant);
     if json {
         let doc = json!({
             "verdict": out.verdict.class(),

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
+use sutra_sim::plugin::CheckerSet;
 use sutra_sim::scenario_arg;
 use sutra_sim::sweep::{self, SweepPlan};
 use sutra_sim_core::parse_duration;
@@ -25,6 +26,10 @@ pub struct SweepArgs {
     pub junit: Option<PathBuf>,
     pub save_failures: Option<PathBuf>,
     pub no_shrink: bool,
+    /// `--checker`: run only these.
+    pub checker: Vec<String>,
+    /// `--skip-checker`: never run these.
+    pub skip_checker: Vec<String>,
     pub json: bool,
 }
 
@@ -40,6 +45,9 @@ pub fn parse_shard(text: &str) -> Result<(u64, u64), Usage> {
 
 pub fn sweep_command(a: SweepArgs) -> Outcome {
     let scenarios = scenario_arg::resolve(&a.scenario).map_err(|e| Usage(e.0))?;
+    let checkers =
+        CheckerSet::built_in().only(a.checker).and_then(|c| c.skip(a.skip_checker)).map_err(|e| Usage(e.0))?;
+    checkers.check_scenarios(&scenarios).map_err(|e| Usage(e.0))?;
     let mutant = parse_mutant(a.mutant)?;
     let strategy = parse_strategy(a.strategy)?;
     let shard = a.shard.as_deref().map(parse_shard).transpose()?;
@@ -55,8 +63,17 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
         return later("sweep --save-failures", "reproducer files arrive with the shrinking issue (#5)");
     }
     let _ = a.no_shrink; // Nothing shrinks yet; the flag is accepted so CI scripts keep working.
-    let plan =
-        SweepPlan { scenarios, start: a.start, count: a.count, shard, mutant, strategy, jobs: a.jobs, time_budget };
+    let plan = SweepPlan {
+        scenarios,
+        start: a.start,
+        count: a.count,
+        shard,
+        mutant,
+        strategy,
+        jobs: a.jobs,
+        time_budget,
+        checkers,
+    };
     let total = plan.items().len() as u64;
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = indicatif::ProgressBar::new(total);
