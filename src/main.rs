@@ -44,53 +44,7 @@ enum Command {
         json: bool,
     },
     /// Run many seeds, in parallel, and report.
-    Sweep {
-        /// Built-in scenario name, a scenario file, or `all`.
-        #[arg(long, default_value = "smoke")]
-        scenario: String,
-        /// Seeds per scenario.
-        #[arg(long, default_value_t = 1000)]
-        count: u64,
-        /// First seed.
-        #[arg(long, default_value_t = 0)]
-        start: u64,
-        /// Worker threads (results are identical for any number).
-        #[arg(long, default_value_t = 1)]
-        jobs: usize,
-        /// Take every N-th seed starting at I: `I/N`.
-        #[arg(long)]
-        shard: Option<String>,
-        /// Switch on a known-bad variant of the model.
-        #[arg(long)]
-        mutant: Option<String>,
-        /// Override the scenarios' strategy.
-        #[arg(long)]
-        strategy: Option<String>,
-        /// Stop taking new seeds after this long (e.g. `50m`); the report is still written.
-        #[arg(long)]
-        time_budget: Option<String>,
-        /// Write the JSON report here.
-        #[arg(long)]
-        report: Option<PathBuf>,
-        /// Write JUnit XML here.
-        #[arg(long)]
-        junit: Option<PathBuf>,
-        /// Save a reproducer per failure in this directory.
-        #[arg(long)]
-        save_failures: Option<PathBuf>,
-        /// Do not shrink failures before saving them.
-        #[arg(long)]
-        no_shrink: bool,
-        /// Run only this checker (repeatable); by default the scenario's checkers, or all.
-        #[arg(long = "checker", value_name = "NAME")]
-        checker: Vec<String>,
-        /// Do not run this checker (repeatable).
-        #[arg(long = "skip-checker", value_name = "NAME")]
-        skip_checker: Vec<String>,
-        /// Print the report as JSON on stdout.
-        #[arg(long)]
-        json: bool,
-    },
+    Sweep(commands::sweep::SweepArgs),
     /// Replay a reproducer file exactly.
     Replay {
         /// The reproducer.
@@ -182,39 +136,7 @@ fn main() -> ExitCode {
         Command::Run { scenario, seed, mutant, strategy, perfetto, checker, skip_checker, json } => {
             commands::run::run(&scenario, seed, mutant, strategy, perfetto, (checker, skip_checker), json)
         }
-        Command::Sweep {
-            scenario,
-            count,
-            start,
-            jobs,
-            shard,
-            mutant,
-            strategy,
-            time_budget,
-            report,
-            junit,
-            save_failures,
-            no_shrink,
-            checker,
-            skip_checker,
-            json,
-        } => commands::sweep::sweep_command(commands::sweep::SweepArgs {
-            scenario,
-            count,
-            start,
-            jobs,
-            shard,
-            mutant,
-            strategy,
-            time_budget,
-            report,
-            junit,
-            save_failures,
-            no_shrink,
-            checker,
-            skip_checker,
-            json,
-        }),
+        Command::Sweep(args) => commands::sweep::sweep_command(args),
         Command::Replay { .. } => later("replay", "reproducer files and replay arrive with the shrinking issue (#5)"),
         Command::Shrink { .. } => later("shrink", "the minimiser arrives with the shrinking issue (#5)"),
         Command::Mutants { scenario, count, jobs, report, json } => {

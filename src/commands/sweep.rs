@@ -13,23 +13,53 @@ use sutra_sim_core::parse_duration;
 
 use super::*;
 
+/// The arguments of `sutra-sim sweep`.
+#[derive(clap::Args)]
 pub struct SweepArgs {
+    /// Built-in scenario name, a scenario file, or `all`.
+    #[arg(long, default_value = "smoke")]
     pub scenario: String,
+    /// Seeds per scenario.
+    #[arg(long, default_value_t = 1000)]
     pub count: u64,
+    /// First seed.
+    #[arg(long, default_value_t = 0)]
     pub start: u64,
+    /// Worker threads (results are identical for any number).
+    #[arg(long, default_value_t = 1)]
     pub jobs: usize,
+    /// Take every N-th seed starting at I: `I/N`.
+    #[arg(long)]
     pub shard: Option<String>,
+    /// Switch on a known-bad variant of the model.
+    #[arg(long)]
     pub mutant: Option<String>,
+    /// Override the scenarios' strategy.
+    #[arg(long)]
     pub strategy: Option<String>,
+    /// Stop taking new seeds after this long (e.g. `50m`); the report is still written.
+    #[arg(long)]
     pub time_budget: Option<String>,
+    /// Write the JSON report here.
+    #[arg(long)]
     pub report: Option<PathBuf>,
+    /// Write JUnit XML here.
+    #[arg(long)]
     pub junit: Option<PathBuf>,
+    /// Save a reproducer per failure in this directory.
+    #[arg(long)]
     pub save_failures: Option<PathBuf>,
+    /// Do not shrink failures before saving them.
+    #[arg(long)]
     pub no_shrink: bool,
-    /// `--checker`: run only these.
+    /// Run only this checker (repeatable); by default the scenario's checkers, or all.
+    #[arg(long = "checker", value_name = "NAME")]
     pub checker: Vec<String>,
-    /// `--skip-checker`: never run these.
+    /// Do not run this checker (repeatable).
+    #[arg(long = "skip-checker", value_name = "NAME")]
     pub skip_checker: Vec<String>,
+    /// Print the report as JSON on stdout.
+    #[arg(long)]
     pub json: bool,
 }
 
