@@ -134,4 +134,21 @@ mod tests {
         assert_eq!(out.polls, u64::from(BARE_TASKS * (BARE_ITERATIONS + 1)));
         assert_eq!(out.fingerprint, bare_workload(7).fingerprint);
     }
+
+    #[test]
+    fn the_bare_workload_schedule_is_pinned() {
+        // The executor's hot path is tuned by hand; these pins catch a tuning that changes
+        // which task runs when (the fingerprint covers every event's time and content, the
+        // tape every draw). Values from the executor before any tuning. A change here must
+        // be a deliberate change of semantics, noted where the pin is updated.
+        let fnv = |tape: &crate::entropy::Tape| {
+            tape.0.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| (h ^ u64::from(x)).wrapping_mul(0x0000_0100_0000_01b3))
+        };
+        let random = bare_workload(0);
+        assert_eq!((random.fingerprint, fnv(&random.tape)), (0xd789_15c0_b0d3_3936, 0xe873_d2fc_c8cc_a61e));
+        let mut config = RunConfig::seeded(0);
+        config.strategy = crate::strategy::StrategyConfig::Pct { depth: 3, horizon: 2_000 };
+        let pct = bare_workload_with(&config);
+        assert_eq!((pct.fingerprint, fnv(&pct.tape)), (0x1484_fe79_c812_6d15, 0xb3ca_7c34_2ab4_1618));
+    }
 }

@@ -98,11 +98,15 @@ impl std::fmt::Display for TapeError {
 
 impl std::error::Error for TapeError {}
 
+// One per run, never moved on the hot path: the size of the random variant is the point.
+#[allow(clippy::large_enum_variant)]
 enum Source {
     /// Each stream's generator is created at its first draw.
     Random {
         seed: u64,
-        streams: Box<[Option<ChaCha8Rng>; Stream::COUNT]>,
+        /// Inline, not boxed: every draw reads its generator, and a pointer to chase
+        /// first would sit on the path of every scheduling pick.
+        streams: [Option<ChaCha8Rng>; Stream::COUNT],
     },
     Replay {
         input: Vec<u32>,
@@ -120,10 +124,7 @@ pub struct Entropy {
 impl Entropy {
     /// Draws from ChaCha8 seeded with `seed`, one ChaCha stream per [`Stream`].
     pub fn random(seed: u64) -> Entropy {
-        Entropy {
-            source: Source::Random { seed, streams: Box::new(std::array::from_fn(|_| None)) },
-            recorded: Vec::new(),
-        }
+        Entropy { source: Source::Random { seed, streams: std::array::from_fn(|_| None) }, recorded: Vec::new() }
     }
 
     /// Reads draws from `tape`; past its end every draw is 0.

@@ -17,8 +17,8 @@
 //!
 //! The poll loop is the hot path of every sweep (DESIGN §12), so the thread-local is a bare
 //! pointer (one load, no lazy-init check, no second `RefCell`), the ready list takes its
-//! oldest task without shifting the rest ([`crate::ready`]), and the timer queue registers
-//! a timer without a comparison chain ([`crate::timer`]).
+//! oldest task without shifting the rest (`ready.rs`), and the timer queue registers a
+//! timer without a comparison chain (`timer.rs`).
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -64,6 +64,10 @@ impl TaskId {
     fn unpack(bits: usize) -> TaskId {
         TaskId { slot: bits as u32, generation: (bits >> 32) as u32 }
     }
+
+    /// A placeholder id in spare storage; never given to a task (slot `u32::MAX` is past
+    /// [`TASKS_MAX`]).
+    pub(crate) const FILLER: TaskId = TaskId { slot: u32::MAX, generation: u32::MAX };
 
     #[cfg(test)]
     pub(crate) fn for_test(slot: u32) -> TaskId {
@@ -111,8 +115,6 @@ struct State {
     /// Earliest deadline first, ties in registration order.
     /// Invariant: every deadline is later than `now` (a due sleep never registers).
     timers: TimerQueue,
-    /// The tasks of the timers being fired; kept between steps for its allocation.
-    due_scratch: Vec<TaskId>,
     nodes: Vec<Node>,
     entropy: Entropy,
     strategy: Scheduler,
@@ -191,7 +193,6 @@ impl Executor {
             free: Vec::new(),
             ready: ReadyList::with_capacity(256),
             timers: TimerQueue::default(),
-            due_scratch: Vec::new(),
             nodes: vec![world],
             entropy,
             strategy,
@@ -218,15 +219,8 @@ impl Executor {
     pub fn step(&self) -> Step {
         let (id, mut future) = {
             let mut s = self.state.borrow_mut();
-            if s.hang.is_some() {
-                let (message, stuck) = s.hang.take().expect("checked just above");
-                return Step::Stuck(message, stuck);
-            }
-            if s.finished || s.live_work == 0 {
-                return Step::Finished;
-            }
-            if s.ready.is_empty() {
-                return if s.fire_next_timers() { Step::Advanced } else { s.stuck() };
+            if s.hang.is_some() || s.finished || s.live_work == 0 || s.ready.is_empty() {
+                return s.step_without_poll();
             }
             let State { ready, strategy, entropy, .. } = &mut *s;
             // One ready task is a forced choice: no draw, and the strategy's step count
@@ -241,7 +235,9 @@ impl Executor {
             s.polls += 1;
             (id, future)
         };
-        let waker = waker_for(id);
+        // Dropping one of our wakers does nothing; not dropping it saves a call through the
+        // vtable on every poll.
+        let waker = std::mem::ManuallyDrop::new(waker_for(id));
         let mut cx = Context::from_waker(&waker);
         let poll = future.as_mut().poll(&mut cx);
         let leftover = {
@@ -326,7 +322,58 @@ impl Drop for Executor {
     }
 }
 
+/// The live task `id` names in `slots`, if any. A free function over the one field, so that
+/// callers can hold other fields of the state at the same time.
+#[inline]
+fn task_in(slots: &[Slot], id: TaskId) -> Option<&Task> {
+    let slot = slots.get(id.slot as usize)?;
+    if slot.generation != id.generation {
+        return None;
+    }
+    slot.task.as_ref()
+}
+
+/// Queues task `id` if it is alive and not queued yet: on the ready list, or on its node's
+/// held list while the node is paused. Over the fields it needs, so that the timer loop can
+/// wake tasks while it walks the timer queue. Inlined: it runs once per fired timer.
+#[inline(always)]
+fn wake_in(slots: &mut [Slot], nodes: &mut [Node], ready: &mut ReadyList, id: TaskId) {
+    let Some(slot) = slots.get_mut(id.slot as usize) else { return };
+    if slot.generation != id.generation {
+        return;
+    }
+    let Some(task) = slot.task.as_mut() else { return };
+    if task.queued {
+        return;
+    }
+    task.queued = true;
+    let node = &mut nodes[task.node.0 as usize];
+    match node.status {
+        NodeStatus::Alive => ready.push_back(id),
+        NodeStatus::Paused => node.held.push(id),
+        NodeStatus::Dead => unreachable!("a dead node has no tasks"),
+    }
+}
+
 impl State {
+    /// A step that polls nothing: report a hang found by a lane, end the run, or advance
+    /// time (or find that nothing can run). Out of line, off the poll path.
+    #[cold]
+    fn step_without_poll(&mut self) -> Step {
+        if let Some((message, stuck)) = self.hang.take() {
+            return Step::Stuck(message, stuck);
+        }
+        if self.finished || self.live_work == 0 {
+            return Step::Finished;
+        }
+        debug_assert!(self.ready.is_empty(), "called only when there is nothing to poll");
+        if self.fire_next_timers() {
+            Step::Advanced
+        } else {
+            self.stuck()
+        }
+    }
+
     #[inline]
     fn task_mut(&mut self, id: TaskId) -> Option<&mut Task> {
         let slot = self.slots.get_mut(id.slot as usize)?;
@@ -338,11 +385,7 @@ impl State {
 
     #[inline]
     fn task(&self, id: TaskId) -> Option<&Task> {
-        let slot = self.slots.get(id.slot as usize)?;
-        if slot.generation != id.generation {
-            return None;
-        }
-        slot.task.as_ref()
+        task_in(&self.slots, id)
     }
 
     fn describe(&self, id: TaskId) -> String {
@@ -365,6 +408,12 @@ impl State {
         let task = slot.task.take()?;
         slot.generation = slot.generation.wrapping_add(1);
         self.free.push(id.slot);
+        if task.queued {
+            // It woke itself during its last poll and then ended (or was killed while
+            // queued): its id must not stay queued, or a later pick would find no task.
+            self.ready.retain(|&queued| queued != id);
+            self.nodes[task.node.0 as usize].held.retain(|&queued| queued != id);
+        }
         if !task.daemon {
             self.live_work -= 1;
         }
@@ -407,41 +456,36 @@ impl State {
         id
     }
 
-    /// Queues the task if it is alive and not queued yet. Inlined: the timer loop calls it
-    /// once per fired timer.
-    #[inline(always)]
+    /// Queues the task if it is alive and not queued yet.
+    #[inline]
     fn wake(&mut self, id: TaskId) {
-        let Some(slot) = self.slots.get_mut(id.slot as usize) else { return };
-        if slot.generation != id.generation {
-            return;
-        }
-        let Some(task) = slot.task.as_mut() else { return };
-        if task.queued {
-            return;
-        }
-        task.queued = true;
-        let node = &mut self.nodes[task.node.0 as usize];
-        match node.status {
-            NodeStatus::Alive => self.ready.push_back(id),
-            NodeStatus::Paused => node.held.push(id),
-            NodeStatus::Dead => unreachable!("a dead node has no tasks"),
-        }
+        wake_in(&mut self.slots, &mut self.nodes, &mut self.ready, id);
     }
 
     /// Advances time to the earliest timer and wakes every task due then. False if no timer.
+    ///
+    /// A deadline whose timers all belong to ended tasks (killed with their node, or
+    /// finished before their sleep was due) is no timer at all: it is skipped without moving
+    /// time. Otherwise a dead task's long sleep would push time forward for nothing, and
+    /// could turn a hang (nothing left that can run) into a spent time budget.
     fn fire_next_timers(&mut self) -> bool {
-        let mut due = std::mem::take(&mut self.due_scratch);
-        let fired = self.timers.pop_earliest_into(&mut due);
-        if let Some(deadline) = fired {
-            debug_assert!(deadline > self.now, "timers never lie in the past");
-            self.now = deadline;
-            for &id in &due {
-                self.wake(id);
+        while let Some(deadline) = self.timers.take_earliest() {
+            let State { timers, slots, nodes, ready, now, .. } = self;
+            if timers.due().any(|id| task_in(slots, id).is_some()) {
+                debug_assert!(deadline > *now, "timers never lie in the past");
+                *now = deadline;
+                for id in timers.due() {
+                    wake_in(slots, nodes, ready, id);
+                }
+                timers.release_due();
+                return true;
             }
+            timers.release_due();
         }
-        due.clear();
-        self.due_scratch = due;
-        fired.is_some()
+        // Only dead timers were left, and the queue may have moved past `now`: start it
+        // again from `now`, so that later timers are measured from the present.
+        self.timers.restart_at(self.now);
+        false
     }
 
     fn stuck(&self) -> Step {
@@ -664,6 +708,12 @@ pub fn node_name(node: NodeId) -> Rc<str> {
     with_state(|s| s.nodes[node.0 as usize].name.clone())
 }
 
+/// Every node's name so far, indexed by [`NodeId`] (the world node first). For stories and
+/// timelines, which name nodes after the run.
+pub fn node_names() -> Vec<Rc<str>> {
+    with_state(|s| s.nodes.iter().map(|n| n.name.clone()).collect())
+}
+
 /// The node's status.
 pub fn node_status(node: NodeId) -> NodeStatus {
     with_state(|s| s.nodes[node.0 as usize].status)
@@ -704,6 +754,10 @@ pub fn kill(node: NodeId) {
             .map(|(i, slot)| TaskId { slot: i as u32, generation: slot.generation })
             .collect();
         s.ready.retain(|id| !ids.contains(id));
+        for &id in &ids {
+            // Taken off the ready list (and `held`) above, all at once.
+            s.task_mut(id).expect("listed just above").queued = false;
+        }
         ids.into_iter().filter_map(|id| s.remove_task(id)).collect()
     });
     drop(dropped);

@@ -5,8 +5,9 @@
 //! recorded tape ([`entropy`]), scheduling strategies ([`strategy`]), nodes that die,
 //! restart and pause ([`node`]), a typed trace with a stable fingerprint ([`trace`]),
 //! versioned cells for stale-snapshot detection ([`cell`]), the state lane of spec 003
-//! ([`lane`]), the checker API ([`checker`]) and the runner that ties them together
-//! ([`run`]).
+//! ([`lane`]), the checker API ([`checker`]), the runner that ties them together
+//! ([`run`]), the determinism self-check ([`determinism`]) and the bare executor benchmark
+//! ([`mod@bench`]).
 //!
 //! Determinism rules: one entropy source per run; no wall clock, OS randomness, threads
 //! or randomly seeded hash maps inside the simulated world.
@@ -15,6 +16,7 @@
 pub mod bench;
 pub mod cell;
 pub mod checker;
+pub mod determinism;
 pub mod entropy;
 pub mod executor;
 pub mod lane;
@@ -30,6 +32,7 @@ pub mod verdict;
 
 pub use cell::{CellId, Settled, Snapshot, SnapshotUse, VersionedCell};
 pub use checker::{Check, Checker, CheckerKind, CheckerSpec, Registry, UnknownChecker};
+pub use determinism::check_determinism;
 pub use entropy::{Entropy, Stream, Tape, TapeError};
 pub use executor::{Executor, Step, TaskId};
 pub use lane::{LaneError, LaneEvent, LaneFlaws, StateLane};
@@ -37,5 +40,5 @@ pub use node::{NodeClock, NodeId, NodeStatus};
 pub use run::{simulate, Budgets, EntropyMode, Outcome, RunConfig};
 pub use strategy::StrategyConfig;
 pub use time::{format_duration, parse_duration, SimTime};
-pub use trace::{Event, EventKind, Tracer};
+pub use trace::{Divergence, Event, EventKind, Tracer};
 pub use verdict::{Budget, Verdict};

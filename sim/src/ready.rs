@@ -7,54 +7,79 @@
 //! moving head: taking the front is an index bump, a removal elsewhere shifts the tail,
 //! and the strategy always sees one contiguous slice, with none of the wrap-around
 //! bookkeeping of a ring.
+//!
+//! A random pick removes from a random place, so the shift has a random length. Behind
+//! the live entries the buffer keeps [`PAD`] spare ones, so a short tail (the usual case)
+//! moves as one fixed-size block: straight-line vector moves, no call to `memmove` and no
+//! loop whose exit the CPU would mispredict.
 
 use crate::executor::TaskId;
+
+/// Spare entries kept behind the live ones, so that a tail this short or shorter shifts
+/// as one fixed-size copy.
+const PAD: usize = 16;
 
 /// Compact once this many dead entries sit before the head, and they outnumber the live
 /// ones: memory stays bounded even when the list never drains (tasks that only yield).
 const DEAD_PREFIX_MAX: usize = 256;
 
+/// What the spare entries hold; never read as a task.
+const FILLER: TaskId = TaskId::FILLER;
+
 /// Tasks ready to poll, oldest first.
-#[derive(Default)]
 pub(crate) struct ReadyList {
-    /// Invariant: the live entries are `ids[head..]`, oldest first; `head <= ids.len()`.
+    /// Invariant: the live entries are `ids[head..end]`, oldest first, and
+    /// `ids.len() == end + PAD` (the spare entries behind them hold anything).
     ids: Vec<TaskId>,
     head: usize,
+    end: usize,
+}
+
+impl Default for ReadyList {
+    fn default() -> Self {
+        ReadyList::with_capacity(0)
+    }
 }
 
 impl ReadyList {
     /// An empty list with room for `capacity` tasks.
     pub(crate) fn with_capacity(capacity: usize) -> ReadyList {
-        ReadyList { ids: Vec::with_capacity(capacity), head: 0 }
+        let mut ids = Vec::with_capacity(capacity + PAD);
+        ids.resize(PAD, FILLER);
+        ReadyList { ids, head: 0, end: 0 }
     }
 
     /// Number of ready tasks.
     #[inline]
     pub(crate) fn len(&self) -> usize {
-        self.ids.len() - self.head
+        self.end - self.head
     }
 
     /// True if no task is ready.
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
-        self.head == self.ids.len()
+        self.head == self.end
     }
 
     /// The ready tasks, oldest first: what a strategy picks an index into.
     #[inline]
     pub(crate) fn as_slice(&self) -> &[TaskId] {
-        &self.ids[self.head..]
+        &self.ids[self.head..self.end]
     }
 
     /// Appends a task that just became ready.
     #[inline]
     pub(crate) fn push_back(&mut self, id: TaskId) {
-        self.ids.push(id);
+        self.ids.push(FILLER);
+        self.ids[self.end] = id;
+        self.end += 1;
     }
 
     /// Appends tasks in the order given.
     pub(crate) fn extend(&mut self, ids: impl IntoIterator<Item = TaskId>) {
-        self.ids.extend(ids);
+        for id in ids {
+            self.push_back(id);
+        }
     }
 
     /// Removes and returns the task at `index` (0 = oldest), keeping the others in order.
@@ -67,33 +92,38 @@ impl ReadyList {
         if index == 0 {
             self.head += 1;
         } else {
-            // Close the gap from behind. A random index would make a loop's exit, or a
-            // choice of the shorter side, a coin-flip branch the CPU mispredicts half the
-            // time; `memmove` on a short list is a few straight-line vector moves.
-            self.ids.copy_within(at + 1.., at);
+            let tail = self.end - at - 1;
+            if tail <= PAD {
+                // Reads at most `ids[at + PAD]`, which exists: `at < end`.
+                self.ids.copy_within(at + 1..at + 1 + PAD, at);
+            } else {
+                self.ids.copy_within(at + 1..self.end, at);
+            }
+            self.end -= 1;
             self.ids.pop();
         }
-        if self.head == self.ids.len() {
-            self.ids.clear();
-            self.head = 0;
-        } else if self.head >= DEAD_PREFIX_MAX && self.head * 2 >= self.ids.len() {
+        if self.head == self.end {
+            self.clear();
+        } else if self.head >= DEAD_PREFIX_MAX && self.head * 2 >= self.end {
             self.ids.drain(..self.head);
+            self.end -= self.head;
             self.head = 0;
         }
         id
     }
 
     /// Keeps only the tasks for which `keep` is true, in order.
-    pub(crate) fn retain(&mut self, keep: impl FnMut(&TaskId) -> bool) {
-        self.ids.drain(..self.head);
-        self.head = 0;
-        self.ids.retain(keep);
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&TaskId) -> bool) {
+        let live: Vec<TaskId> = self.as_slice().iter().copied().filter(|id| keep(id)).collect();
+        self.clear();
+        self.extend(live);
     }
 
     /// Removes every task.
     pub(crate) fn clear(&mut self) {
-        self.ids.clear();
+        self.ids.truncate(PAD);
         self.head = 0;
+        self.end = 0;
     }
 }
 
@@ -124,6 +154,24 @@ mod tests {
     }
 
     #[test]
+    fn removals_with_long_and_short_tails_match_a_plain_vec() {
+        let mut list = ReadyList::default();
+        let mut reference: Vec<u32> = Vec::new();
+        let mut x = 12345u64;
+        for i in 0..5_000u32 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            if reference.len() < 40 && (x >> 40) % 3 != 0 {
+                list.push_back(TaskId::for_test(i));
+                reference.push(i);
+            } else if !reference.is_empty() {
+                let index = (x >> 20) as usize % reference.len();
+                assert_eq!(list.remove(index).slot(), reference.remove(index));
+            }
+            assert_eq!(ids(&list), reference);
+        }
+    }
+
+    #[test]
     fn a_list_that_never_drains_stays_compact() {
         // One task yielding forever behind another: the front is taken, the back refilled.
         let mut list = ReadyList::default();
@@ -131,7 +179,7 @@ mod tests {
         for i in 1..10_000 {
             list.push_back(TaskId::for_test(i));
             list.remove(0);
-            assert!(list.ids.len() <= 2 * DEAD_PREFIX_MAX + 2, "dead prefix grew to {}", list.ids.len());
+            assert!(list.ids.len() <= 2 * DEAD_PREFIX_MAX + 2 + PAD, "dead prefix grew to {}", list.ids.len());
         }
         assert_eq!(ids(&list), vec![9_999]);
     }

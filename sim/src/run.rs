@@ -97,6 +97,8 @@ pub struct Outcome<K> {
     pub reached: Vec<String>,
     /// Sequence number of the event that failed an always-checker.
     pub failing_event: Option<u64>,
+    /// The name of every node of the run, indexed by [`NodeId`] (for stories and timelines).
+    pub node_names: Vec<String>,
 }
 
 struct Judge<K, V> {
@@ -181,8 +183,11 @@ where
         loop {
             let step = executor.step();
             tracer.drain_into(&mut batch);
-            for (time, node, kind) in batch.drain(..) {
-                judge.judge(time, node, kind, &view);
+            // Most polls emit nothing; skip even setting up the drain for them.
+            if !batch.is_empty() {
+                for (time, node, kind) in batch.drain(..) {
+                    judge.judge(time, node, kind, &view);
+                }
             }
             if judge.verdict.is_some() {
                 break;
@@ -269,6 +274,7 @@ where
         trace: std::mem::take(&mut judge.trace),
         reached,
         failing_event: judge.failing_event,
+        node_names: crate::executor::node_names().iter().map(|n| n.to_string()).collect(),
     };
     // A crash may leave tasks behind; drop them while the world is still entered, so a
     // future's destructor that touches the world finds it.

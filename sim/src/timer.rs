@@ -45,10 +45,13 @@ struct Node {
 struct List {
     head: u32,
     tail: u32,
+    /// The deadline of the head node, kept here so that an append can tell a mixed slot
+    /// without a dependent load from the arena. Meaningless when the list is empty.
+    first: SimTime,
 }
 
 impl List {
-    const EMPTY: List = List { head: NIL, tail: NIL };
+    const EMPTY: List = List { head: NIL, tail: NIL, first: SimTime::ZERO };
 }
 
 /// Timers by deadline, as a radix-64 heap over the deadline's nanoseconds.
@@ -63,6 +66,9 @@ pub(crate) struct TimerQueue {
     slots: Vec<List>,
     /// Invariant: bit `s` of `occupied[level]` is set iff that slot's list is not empty.
     occupied: [u64; LEVELS],
+    /// Bit `s` of `mixed[level]` is clear only if every timer in that slot has the same
+    /// deadline (a slot that is not mixed fires as it stands, without a search).
+    mixed: [u64; LEVELS],
     /// Timers whose deadline equals `last`, in registration order (due now).
     due: List,
     /// The last deadline taken out (the executor's `now` once it fired).
@@ -77,6 +83,7 @@ impl Default for TimerQueue {
             free: NIL,
             slots: vec![List::EMPTY; LEVELS * SLOTS],
             occupied: [0; LEVELS],
+            mixed: [0; LEVELS],
             due: List::EMPTY,
             last: SimTime::ZERO,
         }
@@ -84,24 +91,29 @@ impl Default for TimerQueue {
 }
 
 impl TimerQueue {
-    /// Appends node `index` to the list where its deadline belongs now.
+    /// Appends node `index`, whose deadline is `deadline`, to the list where that deadline
+    /// belongs now.
     #[inline]
-    fn link(&mut self, index: u32) {
-        let deadline = self.nodes[index as usize].deadline;
+    fn link(&mut self, index: u32, deadline: SimTime) {
         self.nodes[index as usize].next = NIL;
         let differing = deadline.0 ^ self.last.0;
-        let list = if differing == 0 {
-            &mut self.due
+        let (list, level, digit) = if differing == 0 {
+            (&mut self.due, LEVELS, 0)
         } else {
             let level = ((u64::BITS - 1 - differing.leading_zeros()) / DIGIT_BITS) as usize;
             let digit = (deadline.0 >> (level as u32 * DIGIT_BITS)) as usize & (SLOTS - 1);
             self.occupied[level] |= 1 << digit;
-            &mut self.slots[level * SLOTS + digit]
+            (&mut self.slots[level * SLOTS + digit], level, digit)
         };
         if list.tail == NIL {
             list.head = index;
+            list.first = deadline;
         } else {
             self.nodes[list.tail as usize].next = index;
+            // Every timer equal to the first, or the slot is mixed.
+            if list.first != deadline && level < LEVELS {
+                self.mixed[level] |= 1 << digit;
+            }
         }
         list.tail = index;
     }
@@ -123,55 +135,77 @@ impl TimerQueue {
             self.nodes.push(Node { deadline, task, next: NIL });
             (self.nodes.len() - 1) as u32
         };
-        self.link(index);
+        self.link(index, deadline);
     }
 
-    /// Takes out every timer of the earliest deadline: appends their tasks to `out` in
-    /// registration order and returns the deadline, or `None` if no timer is set.
-    pub(crate) fn pop_earliest_into(&mut self, out: &mut Vec<TaskId>) -> Option<SimTime> {
-        if self.due.head == NIL {
-            // The lowest occupied slot of the lowest occupied level holds the earliest
-            // deadline: every timer there is earlier than any in a higher slot or level.
-            let level = self.occupied.iter().position(|&bits| bits != 0)?;
-            let digit = self.occupied[level].trailing_zeros() as usize;
-            self.occupied[level] &= !(1 << digit);
-            let taken = std::mem::replace(&mut self.slots[level * SLOTS + digit], List::EMPTY);
-            let (mut earliest, mut latest) = (SimTime(u64::MAX), SimTime::ZERO);
+    /// Brings every timer of the earliest deadline to the due list and returns that
+    /// deadline, or `None` if no timer is set. Read them with [`TimerQueue::due`], then
+    /// let them go with [`TimerQueue::release_due`] before taking the next deadline.
+    pub(crate) fn take_earliest(&mut self) -> Option<SimTime> {
+        assert!(self.due.head == NIL, "the previous due timers were not released");
+        // The lowest occupied slot of the lowest occupied level holds the earliest
+        // deadline: every timer there is earlier than any in a higher slot or level.
+        let level = self.occupied.iter().position(|&bits| bits != 0)?;
+        let digit = self.occupied[level].trailing_zeros() as usize;
+        let bit = 1 << digit;
+        self.occupied[level] &= !bit;
+        let taken = std::mem::replace(&mut self.slots[level * SLOTS + digit], List::EMPTY);
+        if self.mixed[level] & bit == 0 {
+            // One deadline in the slot: it is the due list as it stands.
+            self.last = taken.first;
+            self.due = taken;
+        } else {
+            self.mixed[level] &= !bit;
+            let mut earliest = SimTime(u64::MAX);
             let mut index = taken.head;
             while index != NIL {
                 let node = &self.nodes[index as usize];
                 earliest = earliest.min(node.deadline);
-                latest = latest.max(node.deadline);
                 index = node.next;
             }
-            debug_assert!(earliest <= latest, "occupied slots are not empty");
             self.last = earliest;
-            if earliest == latest {
-                // One deadline in the slot: it is the due list as it stands.
-                self.due = taken;
-            } else {
-                // Relative to the new `last`, these timers all belong to lower levels.
-                let mut index = taken.head;
-                while index != NIL {
-                    let next = self.nodes[index as usize].next;
-                    self.link(index);
-                    index = next;
-                }
+            // Relative to the new `last`, these timers all belong to lower levels (the
+            // earliest to the due list).
+            let mut index = taken.head;
+            while index != NIL {
+                let node = &self.nodes[index as usize];
+                let (next, deadline) = (node.next, node.deadline);
+                self.link(index, deadline);
+                index = next;
             }
         }
-        let due = std::mem::replace(&mut self.due, List::EMPTY);
-        let mut index = due.head;
-        while index != NIL {
-            let node = &self.nodes[index as usize];
-            debug_assert_eq!(node.deadline, self.last, "due timers are at the last deadline");
-            out.push(node.task);
-            let next = node.next;
-            // Free the node: it heads the free list, to be the next one used.
-            self.nodes[index as usize].next = self.free;
-            self.free = index;
-            index = next;
-        }
+        debug_assert!(self.due.head != NIL, "the earliest deadline has timers");
         Some(self.last)
+    }
+
+    /// The tasks of the due timers, in registration order.
+    #[inline]
+    pub(crate) fn due(&self) -> impl Iterator<Item = TaskId> + '_ {
+        let mut index = self.due.head;
+        std::iter::from_fn(move || {
+            let node = self.nodes.get(index as usize)?;
+            debug_assert_eq!(node.deadline, self.last, "due timers are at the last deadline");
+            index = node.next;
+            Some(node.task)
+        })
+    }
+
+    /// Frees the due timers, all at once: the whole list joins the free list.
+    #[inline]
+    pub(crate) fn release_due(&mut self) {
+        let due = std::mem::replace(&mut self.due, List::EMPTY);
+        if due.head != NIL {
+            self.nodes[due.tail as usize].next = self.free;
+            self.free = due.head;
+        }
+    }
+
+    /// Moves the origin of an empty queue back to `now` (after skipping timers that were
+    /// dead, the queue's origin may lie ahead of the executor's clock).
+    pub(crate) fn restart_at(&mut self, now: SimTime) {
+        assert!(self.due.head == NIL && self.occupied.iter().all(|&bits| bits == 0), "restart of a non-empty queue");
+        self.mixed = [0; LEVELS];
+        self.last = now;
     }
 
     /// Forgets every timer.
@@ -180,6 +214,7 @@ impl TimerQueue {
         self.free = NIL;
         self.slots.fill(List::EMPTY);
         self.occupied = [0; LEVELS];
+        self.mixed = [0; LEVELS];
         self.due = List::EMPTY;
     }
 }
@@ -193,9 +228,10 @@ mod tests {
     }
 
     fn pop(q: &mut TimerQueue) -> Option<(u64, Vec<u32>)> {
-        let mut out = Vec::new();
-        let t = q.pop_earliest_into(&mut out)?;
-        Some((t.0, out.iter().map(|id| id.slot()).collect()))
+        let t = q.take_earliest()?;
+        let due = q.due().map(|id| id.slot()).collect();
+        q.release_due();
+        Some((t.0, due))
     }
 
     #[test]
