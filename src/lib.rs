@@ -4,17 +4,27 @@
 //! This crate is the facade: it re-exports the simulator core ([`core`]), the Sutra model
 //! ([`model`]) and the minimiser ([`shrink`]), and holds the orchestration the command
 //! line uses — sweeps over many seeds ([`sweep`]), their reports ([`report`]), and safe
-//! file output ([`files`]).
+//! file output ([`files`]) — and what turns a failing seed into something a person can
+//! read: reproducer files ([`reproducer`]), replay ([`replay`]), shrinking ([`shrinking`]),
+//! the story of a failure ([`story`]) and its Perfetto timeline ([`perfetto`]).
 //!
 //! To write your own invariant, start at [`plugin`]: a checker is one small trait,
 //! registered in a [`plugin::CheckerSet`] next to the built-in ones, with no change to the
 //! simulator or the model. To run it from an ordinary `#[test]`, use [`testing::SimTest`].
 #![deny(missing_docs)]
 
+pub mod fault_events;
 pub mod files;
+pub mod knobs;
+pub mod perfetto;
 pub mod plugin;
+pub mod replay;
 pub mod report;
+pub mod reproducer;
+pub mod save_failures;
 pub mod scenario_arg;
+pub mod shrinking;
+pub mod story;
 pub mod sweep;
 pub mod testing;
 

@@ -128,7 +128,7 @@ enum Command {
 
 mod commands;
 
-use commands::{later, Usage};
+use commands::Usage;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -137,8 +137,18 @@ fn main() -> ExitCode {
             commands::run::run(&scenario, seed, mutant, strategy, perfetto, (checker, skip_checker), json)
         }
         Command::Sweep(args) => commands::sweep::sweep_command(args),
-        Command::Replay { .. } => later("replay", "reproducer files and replay arrive with the shrinking issue (#5)"),
-        Command::Shrink { .. } => later("shrink", "the minimiser arrives with the shrinking issue (#5)"),
+        Command::Replay { file, trace, perfetto, json } => commands::replay::replay(&file, trace, perfetto, json),
+        Command::Shrink { file, scenario, seed, mutant, output, time_budget, json } => {
+            commands::shrink::shrink(commands::shrink::ShrinkArgs {
+                file,
+                scenario,
+                seed,
+                mutant,
+                output,
+                time_budget,
+                json,
+            })
+        }
         Command::Mutants { scenario, count, jobs, report, json } => {
             commands::mutants::mutants(&scenario, count, jobs, report, json)
         }

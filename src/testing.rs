@@ -339,14 +339,30 @@ fn seed_from_environment() -> Result<Option<u64>, String> {
     }
 }
 
-/// Shrinks the failing seed and saves its reproducer.
-///
-/// HOOK(issue #5): shrinking and reproducer files are being built in `src/reproducer.rs`
-/// and `shrink/`. When they land, this shrinks `failing` (same checker), saves the
-/// reproducer atomically under `target/sutra-sim/reproducers/` and returns its path, which
-/// the failure message then names next to the `sutra-sim replay FILE` command.
-fn save_reproducer(_plan: &SweepPlan, _failing: &sweep::SeedResult) -> Result<PathBuf, String> {
-    Err("not saved: shrinking and reproducer files arrive with issue #5".to_string())
+/// Where a failing `SimTest` saves its shrunk reproducer, under the target directory.
+pub const REPRODUCERS_DIR: &str = "sutra-sim/reproducers";
+
+/// Wall-clock budget for shrinking a failing `SimTest` seed: a test that expects a failure
+/// pays it (in a debug build), so it is much shorter than a sweep's.
+pub const SHRINK_BUDGET_IN_TESTS: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Shrinks the failing seed (same checker, same checkers judging) and saves its reproducer
+/// atomically under the target directory's [`REPRODUCERS_DIR`], returning its path.
+fn save_reproducer(plan: &SweepPlan, failing: &sweep::SeedResult) -> Result<PathBuf, String> {
+    use crate::shrinking::{shrink_failure, FailingRun};
+    let scenario = plan.scenarios[failing.scenario].clone();
+    let stem = match plan.mutant {
+        Some(m) => format!("{}-seed-{}-{}", scenario.name, failing.seed, m.name()),
+        None => format!("{}-seed-{}", scenario.name, failing.seed),
+    };
+    let run =
+        FailingRun::from_seed(scenario, failing.seed, plan.mutant, plan.strategy).with_checkers(plan.checkers.clone());
+    let limits = sutra_sim_shrink::Limits { time_budget: SHRINK_BUDGET_IN_TESTS, ..Default::default() };
+    let shrunk = shrink_failure(&run, limits).map_err(|e| format!("not saved: {e}"))?;
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| PathBuf::from("target"), PathBuf::from);
+    let dir = target.join(REPRODUCERS_DIR);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("not saved: cannot create {}: {e}", dir.display()))?;
+    shrunk.reproducer.save_in(&dir, &stem).map_err(|e| format!("not saved: {e}"))
 }
 
 /// The one command that replays `seed` alone: the environment variable, then `cargo test`

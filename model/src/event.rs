@@ -198,6 +198,88 @@ pub enum ModelEvent {
     BounceMeter { relay: u32, timer: u32 },
 }
 
+/// Event tags ([`EventKind::tag`]): one per variant, for checkers' interest masks.
+pub mod tag {
+    /// [`ModelEvent::InstanceStarted`].
+    pub const INSTANCE_STARTED: u8 = 0;
+    /// [`ModelEvent::InstanceCompleted`].
+    pub const INSTANCE_COMPLETED: u8 = 1;
+    /// [`ModelEvent::RelayPublished`].
+    pub const RELAY_PUBLISHED: u8 = 2;
+    /// [`ModelEvent::RelayDelivered`].
+    pub const RELAY_DELIVERED: u8 = 3;
+    /// [`ModelEvent::RelayAcked`].
+    pub const RELAY_ACKED: u8 = 4;
+    /// [`ModelEvent::RelayRequeued`].
+    pub const RELAY_REQUEUED: u8 = 5;
+    /// [`ModelEvent::RelayReclaimed`].
+    pub const RELAY_RECLAIMED: u8 = 6;
+    /// [`ModelEvent::TimerScheduled`].
+    pub const TIMER_SCHEDULED: u8 = 7;
+    /// [`ModelEvent::Dispatched`].
+    pub const DISPATCHED: u8 = 8;
+    /// [`ModelEvent::TaskParked`].
+    pub const TASK_PARKED: u8 = 9;
+    /// [`ModelEvent::TaskLocked`].
+    pub const TASK_LOCKED: u8 = 10;
+    /// [`ModelEvent::TaskCompleted`].
+    pub const TASK_COMPLETED: u8 = 11;
+    /// [`ModelEvent::ClaimAttempt`].
+    pub const CLAIM_ATTEMPT: u8 = 12;
+    /// [`ModelEvent::ClaimGranted`].
+    pub const CLAIM_GRANTED: u8 = 13;
+    /// [`ModelEvent::ClaimRefused`].
+    pub const CLAIM_REFUSED: u8 = 14;
+    /// [`ModelEvent::Refusal`].
+    pub const REFUSAL: u8 = 15;
+    /// [`ModelEvent::Rehydrated`].
+    pub const REHYDRATED: u8 = 16;
+    /// [`ModelEvent::StepStarted`].
+    pub const STEP_STARTED: u8 = 17;
+    /// [`ModelEvent::StepEnded`].
+    pub const STEP_ENDED: u8 = 18;
+    /// [`ModelEvent::CommitAccepted`].
+    pub const COMMIT_ACCEPTED: u8 = 19;
+    /// [`ModelEvent::CommitRejected`].
+    pub const COMMIT_REJECTED: u8 = 20;
+    /// [`ModelEvent::RowWritten`].
+    pub const ROW_WRITTEN: u8 = 21;
+    /// [`ModelEvent::Released`].
+    pub const RELEASED: u8 = 22;
+    /// [`ModelEvent::ExecutionEnded`].
+    pub const EXECUTION_ENDED: u8 = 23;
+    /// [`ModelEvent::Swept`].
+    pub const SWEPT: u8 = 24;
+    /// [`ModelEvent::LeaseAcquired`].
+    pub const LEASE_ACQUIRED: u8 = 25;
+    /// [`ModelEvent::MigrationRequested`].
+    pub const MIGRATION_REQUESTED: u8 = 26;
+    /// [`ModelEvent::BindingChanged`].
+    pub const BINDING_CHANGED: u8 = 27;
+    /// [`ModelEvent::SnapshotUsed`].
+    pub const SNAPSHOT_USED: u8 = 28;
+    /// [`ModelEvent::Lane`].
+    pub const LANE: u8 = 29;
+    /// [`ModelEvent::ReplicaCrashed`].
+    pub const REPLICA_CRASHED: u8 = 30;
+    /// [`ModelEvent::ReplicaRestarted`].
+    pub const REPLICA_RESTARTED: u8 = 31;
+    /// [`ModelEvent::ReplicaPaused`].
+    pub const REPLICA_PAUSED: u8 = 32;
+    /// [`ModelEvent::ReplicaResumed`].
+    pub const REPLICA_RESUMED: u8 = 33;
+    /// [`ModelEvent::ClockSkewed`].
+    pub const CLOCK_SKEWED: u8 = 34;
+    /// [`ModelEvent::FaultInjected`].
+    pub const FAULT_INJECTED: u8 = 35;
+    /// [`ModelEvent::SwarmSelected`].
+    pub const SWARM_SELECTED: u8 = 36;
+    /// [`ModelEvent::Healed`].
+    pub const HEALED: u8 = 37;
+    /// [`ModelEvent::BounceMeter`].
+    pub const BOUNCE_METER: u8 = 38;
+}
+
 impl EventKind for ModelEvent {
     fn name(&self) -> &'static str {
         match self {
@@ -282,6 +364,50 @@ impl EventKind for ModelEvent {
         match self {
             ModelEvent::Dispatched { lane, .. } => Some(u32::from(*lane)),
             _ => None,
+        }
+    }
+
+    fn tag(&self) -> u8 {
+        match self {
+            ModelEvent::InstanceStarted { .. } => tag::INSTANCE_STARTED,
+            ModelEvent::InstanceCompleted { .. } => tag::INSTANCE_COMPLETED,
+            ModelEvent::RelayPublished { .. } => tag::RELAY_PUBLISHED,
+            ModelEvent::RelayDelivered { .. } => tag::RELAY_DELIVERED,
+            ModelEvent::RelayAcked { .. } => tag::RELAY_ACKED,
+            ModelEvent::RelayRequeued { .. } => tag::RELAY_REQUEUED,
+            ModelEvent::RelayReclaimed { .. } => tag::RELAY_RECLAIMED,
+            ModelEvent::TimerScheduled { .. } => tag::TIMER_SCHEDULED,
+            ModelEvent::Dispatched { .. } => tag::DISPATCHED,
+            ModelEvent::TaskParked { .. } => tag::TASK_PARKED,
+            ModelEvent::TaskLocked { .. } => tag::TASK_LOCKED,
+            ModelEvent::TaskCompleted { .. } => tag::TASK_COMPLETED,
+            ModelEvent::ClaimAttempt { .. } => tag::CLAIM_ATTEMPT,
+            ModelEvent::ClaimGranted { .. } => tag::CLAIM_GRANTED,
+            ModelEvent::ClaimRefused { .. } => tag::CLAIM_REFUSED,
+            ModelEvent::Refusal { .. } => tag::REFUSAL,
+            ModelEvent::Rehydrated { .. } => tag::REHYDRATED,
+            ModelEvent::StepStarted { .. } => tag::STEP_STARTED,
+            ModelEvent::StepEnded { .. } => tag::STEP_ENDED,
+            ModelEvent::CommitAccepted { .. } => tag::COMMIT_ACCEPTED,
+            ModelEvent::CommitRejected { .. } => tag::COMMIT_REJECTED,
+            ModelEvent::RowWritten { .. } => tag::ROW_WRITTEN,
+            ModelEvent::Released { .. } => tag::RELEASED,
+            ModelEvent::ExecutionEnded { .. } => tag::EXECUTION_ENDED,
+            ModelEvent::Swept { .. } => tag::SWEPT,
+            ModelEvent::LeaseAcquired { .. } => tag::LEASE_ACQUIRED,
+            ModelEvent::MigrationRequested { .. } => tag::MIGRATION_REQUESTED,
+            ModelEvent::BindingChanged { .. } => tag::BINDING_CHANGED,
+            ModelEvent::SnapshotUsed { .. } => tag::SNAPSHOT_USED,
+            ModelEvent::Lane { .. } => tag::LANE,
+            ModelEvent::ReplicaCrashed { .. } => tag::REPLICA_CRASHED,
+            ModelEvent::ReplicaRestarted { .. } => tag::REPLICA_RESTARTED,
+            ModelEvent::ReplicaPaused { .. } => tag::REPLICA_PAUSED,
+            ModelEvent::ReplicaResumed { .. } => tag::REPLICA_RESUMED,
+            ModelEvent::ClockSkewed { .. } => tag::CLOCK_SKEWED,
+            ModelEvent::FaultInjected { .. } => tag::FAULT_INJECTED,
+            ModelEvent::SwarmSelected { .. } => tag::SWARM_SELECTED,
+            ModelEvent::Healed => tag::HEALED,
+            ModelEvent::BounceMeter { .. } => tag::BOUNCE_METER,
         }
     }
 }

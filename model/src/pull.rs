@@ -19,6 +19,10 @@ pub async fn run(world: Rc<World>, worker: u32) {
     let lock_duration = world.scenario.timeouts.task_lock_duration;
     loop {
         sleep(PULL_POLL_INTERVAL).await;
+        // Skip the polls that cannot find a task (see `Store::earliest_task_lockable`).
+        if !world.store.idle_until_work(world.store.earliest_task_lockable(), PULL_POLL_INTERVAL).await {
+            continue;
+        }
         let Some(task) = world.store.lock_task(worker, lock_duration).await else { continue };
         world.emit(ModelEvent::TaskLocked { instance: task.instance, worker });
         sleep(streams::millis_up_to(streams::PULL, world.scenario.workload.pull_work_max)).await;

@@ -15,6 +15,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use sutra_sim_core::executor::{self, sleep};
+use sutra_sim_core::sync::Notify;
 use sutra_sim_core::{SimTime, Tracer};
 
 use crate::broker::{Broker, Relay};
@@ -149,6 +150,8 @@ pub struct Store {
     /// by the store itself, so a writer that dies after committing loses nothing.
     broker: Broker,
     faults: StoreFaults,
+    /// Notified whenever a timer or task row is written, so idle pollers need not poll.
+    rows_written: Notify,
     relay_delay_max: Duration,
     latency_max_ms: u32,
     claim_timeout: Duration,
@@ -169,6 +172,7 @@ impl Store {
             tracer,
             broker,
             faults,
+            rows_written: Notify::new(),
             relay_delay_max,
             latency_max_ms: u32::try_from(latency_max.as_millis()).unwrap_or(u32::MAX),
             claim_timeout,
@@ -328,6 +332,9 @@ impl Store {
                     _ => {}
                 }
                 drop(s);
+                if matches!(next, Some(Trigger::Timer | Trigger::Pull)) {
+                    self.rows_written.notify();
+                }
                 self.tracer.emit(ModelEvent::CommitAccepted {
                     instance,
                     exec,
@@ -459,6 +466,44 @@ impl Store {
         cleared.len() as u32
     }
 
+    /// The earliest instant at which a timer row is due, if any row exists.
+    ///
+    /// A simulation shortcut, not a store call: a poll that finds nothing due changes
+    /// nothing, so pollers skip the ticks at which nothing can be due instead of paying
+    /// for empty round trips. Every poll that could find work is still made for real.
+    pub fn earliest_timer_due(&self) -> Option<SimTime> {
+        self.state.borrow().timers.values().map(|t| t.due).min()
+    }
+
+    /// The earliest instant at which a task row can be locked (now, if one is unlocked),
+    /// if any row exists. The same shortcut as [`Store::earliest_timer_due`].
+    pub fn earliest_task_lockable(&self) -> Option<SimTime> {
+        self.state.borrow().tasks.values().map(|t| t.locked.map_or(SimTime::ZERO, |(_, until)| until)).min()
+    }
+
+    /// For a poller that polls every `interval`: true if a poll now could find work
+    /// (`earliest` is due). Otherwise sleeps — until the last tick before `earliest`, or
+    /// until a timer or task row is written — and returns false: poll again next tick.
+    pub async fn idle_until_work(&self, earliest: Option<SimTime>, interval: Duration) -> bool {
+        let now = executor::now();
+        let written = std::pin::pin!(self.rows_written.notified());
+        match earliest {
+            Some(at) if at <= now => true,
+            None => {
+                written.await;
+                false
+            }
+            Some(at) => {
+                let skipped = at.since(now).as_nanos() / interval.as_nanos().max(1);
+                if skipped > 0 {
+                    let nap = std::pin::pin!(sleep(interval * u32::try_from(skipped).unwrap_or(u32::MAX)));
+                    futures::future::select(nap, written).await;
+                }
+                false
+            }
+        }
+    }
+
     /// Due timers, each hidden from other pollers for `fire_lease` (at-least-once firing:
     /// a poller that dies lets the timer come due again).
     pub async fn pick_due_timers(&self, fire_lease: Duration, limit: usize) -> Vec<TimerRow> {
@@ -491,6 +536,7 @@ impl Store {
             let mut s = self.state.borrow_mut();
             match s.timers.get_mut(&instance) {
                 Some(row) if row.expects == expects => {
+                    self.rows_written.notify();
                     row.due = now.add(backoff);
                     if refused {
                         row.attempt += 1;

@@ -1,24 +1,28 @@
 //! `sutra-sim-shrink`: the minimiser. It knows nothing of Sutra: it shrinks a failing run's
-//! parameters and its entropy tape toward smaller, simpler runs that still fail the same
-//! way, Hypothesis-style (delete spans, zero spans, lower single values; shortlex order).
+//! parameters (integer *knobs*) and its entropy tape toward smaller, simpler runs that still
+//! fail the same way, Hypothesis-style.
 //!
-//! This crate holds the tape-level primitives; the search itself arrives with issue #5.
+//! A failing run is a [`Candidate`]: knobs (scenario parameters, each lower is simpler) and
+//! a tape (every nondeterministic draw; 0 is the simplest draw, draws past the end are 0).
+//! The caller's [`Property`] runs a candidate and says whether it still fails the same way.
+//! [`shrink`] first lowers the knobs, then edits the tape — truncate, delete spans (big to
+//! small), zero spans, lower single values by binary search — and keeps a change only if
+//! the result still fails, is strictly simpler in [`Candidate::simpler_than`] order (knobs
+//! lexicographically, then the tape in shortlex order: shorter first, then smaller), and
+//! costs no more to read than the input (the property's [`Ran::cost`], for a simulation its
+//! events).
+//! Because every accepted step moves down a well-founded order, shrinking terminates; on top
+//! of that it is bounded by a number of property calls and by a wall-clock budget
+//! ([`Limits`]). Given the same input and no time-budget cut-off, the result is the same on
+//! every machine: the passes are a fixed sequence and use no randomness.
 #![deny(missing_docs)]
 
-/// Shortlex order on tapes: shorter first, then smaller at the first difference. A shrink
-/// step is accepted only if it moves a tape down this order, so shrinking terminates.
-pub fn shortlex_less(a: &[u32], b: &[u32]) -> bool {
-    a.len() < b.len() || (a.len() == b.len() && a < b)
-}
+mod candidate;
+mod knob_passes;
+mod limits;
+mod search;
+mod tape_passes;
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shorter_tapes_come_first_then_smaller_values() {
-        assert!(shortlex_less(&[9, 9], &[0, 0, 0]));
-        assert!(shortlex_less(&[0, 5], &[1, 0]));
-        assert!(!shortlex_less(&[1, 0], &[1, 0]));
-    }
-}
+pub use candidate::{shortlex_less, Candidate};
+pub use limits::{Limits, ORACLE_CALLS_MAX, POSITIONS_PER_PASS_MAX, ROUNDS_MAX, TIME_BUDGET_DEFAULT};
+pub use search::{shrink, NotFailing, Property, Ran, Shrunk, Sizes, Stop};

@@ -63,6 +63,12 @@ pub trait Checker<K, V: ?Sized> {
     fn at_end(&mut self, _view: &V) -> Check {
         Check::Ok
     }
+    /// The event tags ([`crate::EventKind::tag`]) this checker reads, as a bit mask; it is
+    /// called for those events only. The default, every bit set, sees every event. Asked
+    /// once per run.
+    fn interest(&self) -> u64 {
+        u64::MAX
+    }
 }
 
 /// Builds a fresh checker for one run. Shared across sweep threads, so `Send + Sync`;

@@ -17,7 +17,7 @@ use crate::executor::{Executor, Step};
 use crate::node::NodeId;
 use crate::strategy::StrategyConfig;
 use crate::time::{duration_nanos, SimTime};
-use crate::trace::{Event, EventKind, TraceHasher, Tracer};
+use crate::trace::{Event, EventKind, TraceHasher, Tracer, TAGS};
 use crate::verdict::{Budget, Verdict};
 
 /// Where a run's entropy comes from.
@@ -103,6 +103,9 @@ pub struct Outcome<K> {
 
 struct Judge<K, V> {
     checkers: Vec<Box<dyn Checker<K, V>>>,
+    /// For each event tag, the checkers interested in it, in checker order (so that when
+    /// one event breaks two rules, the first checker still reports it).
+    by_tag: Vec<Vec<u16>>,
     kinds: Vec<CheckerKind>,
     reached: Vec<bool>,
     hasher: TraceHasher,
@@ -119,9 +122,13 @@ impl<K: EventKind, V> Judge<K, V> {
             return;
         }
         self.hasher.add(time, node, &kind);
+        let tag = usize::from(kind.tag());
+        assert!(tag < TAGS, "event tag {tag} is not below {TAGS}");
         let event = Event { seq: self.events, time, node, kind };
         self.events += 1;
-        for (i, checker) in self.checkers.iter_mut().enumerate() {
+        for &i in &self.by_tag[tag] {
+            let i = usize::from(i);
+            let checker = &mut self.checkers[i];
             let kind = self.kinds[i];
             if kind == CheckerKind::Sometimes && self.reached[i] {
                 continue;
@@ -163,9 +170,16 @@ where
     let guard = executor.enter();
     let tracer: Tracer<K> = Tracer::new();
     let kinds = checkers.iter().map(|c| c.kind()).collect();
+    assert!(checkers.len() <= usize::from(u16::MAX), "more than {} checkers", u16::MAX);
+    let by_tag = (0..TAGS)
+        .map(|tag| {
+            checkers.iter().enumerate().filter(|(_, c)| c.interest() & (1 << tag) != 0).map(|(i, _)| i as u16).collect()
+        })
+        .collect();
     let reached = vec![false; checkers.len()];
     let mut judge = Judge {
         checkers,
+        by_tag,
         kinds,
         reached,
         hasher: TraceHasher::default(),

@@ -5,7 +5,9 @@ pub mod bench;
 pub mod list;
 pub mod merge;
 pub mod mutants;
+pub mod replay;
 pub mod run;
+pub mod shrink;
 pub mod sweep;
 
 use std::path::PathBuf;
@@ -22,10 +24,6 @@ pub struct Usage(pub String);
 
 /// What a command returns.
 pub type Outcome = Result<ExitCode, Usage>;
-
-pub fn later(command: &str, why: &str) -> Outcome {
-    Err(Usage(format!("`sutra-sim {command}` is not available yet: {why}")))
-}
 
 pub fn parse_mutant(name: Option<String>) -> Result<Option<Mutant>, Usage> {
     name.map(|n| Mutant::parse(&n).map_err(Usage)).transpose()

@@ -24,11 +24,13 @@ pub fn run(
     let judges = checkers.build_for(&scenario).map_err(|e| Usage(e.0))?;
     let mutant = parse_mutant(mutant)?;
     let strategy = parse_strategy(strategy)?;
-    if perfetto.is_some() {
-        return later("run --perfetto", "the Perfetto timeline arrives with the replay machinery (issue #5)");
-    }
-    let options = RunOptions { entropy: EntropyMode::Seed(seed), strategy, mutant, keep_trace: false };
+    let options = RunOptions { entropy: EntropyMode::Seed(seed), strategy, mutant, keep_trace: perfetto.is_some() };
     let out = sutra_sim_model::run_with(&scenario, &options, judges);
+    if let Some(path) = &perfetto {
+        let title = format!("{} seed {seed}", scenario.name);
+        sutra_sim::perfetto::write(&out, scenario.topology.lanes, &title, path)
+            .map_err(|e| Usage(format!("cannot write {}: {e}", path.display())))?;
+    }
     let replay =
         checkers.replay_command(&replay_command(scenario_arg, seed, mutant, strategy), &scenario.name, seed, mutant);
     if json {

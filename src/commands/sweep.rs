@@ -7,6 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use sutra_sim::plugin::CheckerSet;
+use sutra_sim::save_failures::{save_failures, SaveFailures};
 use sutra_sim::scenario_arg;
 use sutra_sim::sweep::{self, SweepPlan};
 use sutra_sim_core::parse_duration;
@@ -89,10 +90,9 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
     if a.jobs == 0 || a.jobs > sweep::JOBS_MAX {
         return Err(Usage(format!("--jobs must be between 1 and {}", sweep::JOBS_MAX)));
     }
-    if a.save_failures.is_some() {
-        return later("sweep --save-failures", "reproducer files arrive with the shrinking issue (#5)");
+    if let Some(dir) = a.save_failures.as_ref().filter(|d| d.exists() && !d.is_dir()) {
+        return Err(Usage(format!("--save-failures {}: not a directory", dir.display())));
     }
-    let _ = a.no_shrink; // Nothing shrinks yet; the flag is accepted so CI scripts keep working.
     let plan = SweepPlan {
         scenarios,
         start: a.start,
@@ -128,7 +128,11 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let report = sweep::report(&plan, &results, started.elapsed(), early);
+    let mut report = sweep::report(&plan, &results, started.elapsed(), early);
+    if let Some(dir) = &a.save_failures {
+        let options = SaveFailures { dir: dir.clone(), shrink: !a.no_shrink, jobs: a.jobs };
+        save_failures(&plan, &mut report, &options, stop).map_err(Usage)?;
+    }
     write_report_files(&report, a.report.as_ref(), a.junit.as_ref())?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report).expect("reports serialise"));

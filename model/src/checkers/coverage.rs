@@ -182,6 +182,23 @@ impl Coverage {
 }
 
 impl Checker<ModelEvent, ModelView> for Coverage {
+    fn interest(&self) -> u64 {
+        use crate::event::tag::*;
+        let tags: &[u8] = match self.situation {
+            Situation::RelayRefused | Situation::TimerDeferred | Situation::Admin409 => &[REFUSAL],
+            Situation::SweepClearedDeadOwner => &[CLAIM_GRANTED, REPLICA_CRASHED, SWEPT],
+            Situation::SlowOwnerCommitRejected => &[COMMIT_REJECTED],
+            Situation::MisroutedWorkBounced => &[DISPATCHED, CLAIM_REFUSED],
+            Situation::ReplicaDiedMidStep => &[DISPATCHED, STEP_ENDED, REPLICA_CRASHED],
+            Situation::PausedReplicaResumed => &[REPLICA_RESUMED],
+            Situation::SkewedReplicaClaimed => &[CLOCK_SKEWED, REPLICA_RESTARTED, CLAIM_GRANTED],
+            Situation::PullTaskCompleted => &[TASK_COMPLETED],
+            Situation::BrokerRedelivered => &[RELAY_DELIVERED],
+            Situation::Fault(_) => &[FAULT_INJECTED],
+        };
+        sutra_sim_core::tag_mask(tags)
+    }
+
     fn name(&self) -> &str {
         self.name
     }

@@ -25,6 +25,10 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
 }
 
 impl Checker<ModelEvent, ModelView> for EventualCompletion {
+    fn interest(&self) -> u64 {
+        0
+    }
+
     fn name(&self) -> &str {
         "eventual-completion"
     }

@@ -28,6 +28,14 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
 }
 
 impl Checker<ModelEvent, ModelView> for ExitsRelease {
+    fn interest(&self) -> u64 {
+        sutra_sim_core::tag_mask(&[
+            crate::event::tag::CLAIM_GRANTED,
+            crate::event::tag::ROW_WRITTEN,
+            crate::event::tag::EXECUTION_ENDED,
+        ])
+    }
+
     fn name(&self) -> &str {
         "exits-release"
     }

@@ -36,6 +36,10 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
 }
 
 impl Checker<ModelEvent, ModelView> for LaneContract {
+    fn interest(&self) -> u64 {
+        sutra_sim_core::tag_mask(&[crate::event::tag::LANE])
+    }
+
     fn name(&self) -> &str {
         "lane-contract"
     }

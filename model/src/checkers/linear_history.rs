@@ -28,6 +28,10 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
 }
 
 impl Checker<ModelEvent, ModelView> for LinearHistory {
+    fn interest(&self) -> u64 {
+        sutra_sim_core::tag_mask(&[crate::event::tag::COMMIT_ACCEPTED])
+    }
+
     fn name(&self) -> &str {
         "linear-history"
     }

@@ -42,6 +42,16 @@ impl NoDoubleResume {
 }
 
 impl Checker<ModelEvent, ModelView> for NoDoubleResume {
+    fn interest(&self) -> u64 {
+        sutra_sim_core::tag_mask(&[
+            crate::event::tag::CLAIM_GRANTED,
+            crate::event::tag::ROW_WRITTEN,
+            crate::event::tag::REHYDRATED,
+            crate::event::tag::COMMIT_ACCEPTED,
+            crate::event::tag::EXECUTION_ENDED,
+        ])
+    }
+
     fn name(&self) -> &str {
         "no-double-resume"
     }

@@ -25,6 +25,10 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
 }
 
 impl Checker<ModelEvent, ModelView> for NoStaleSnapshot {
+    fn interest(&self) -> u64 {
+        sutra_sim_core::tag_mask(&[crate::event::tag::COMMIT_ACCEPTED, crate::event::tag::SNAPSHOT_USED])
+    }
+
     fn name(&self) -> &str {
         "no-stale-snapshot"
     }

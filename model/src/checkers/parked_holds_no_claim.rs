@@ -29,6 +29,10 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
 }
 
 impl Checker<ModelEvent, ModelView> for ParkedHoldsNoClaim {
+    fn interest(&self) -> u64 {
+        sutra_sim_core::tag_mask(&[crate::event::tag::ROW_WRITTEN, crate::event::tag::CLAIM_GRANTED])
+    }
+
     fn name(&self) -> &str {
         "parked-holds-no-claim"
     }

@@ -27,6 +27,10 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
 }
 
 impl Checker<ModelEvent, ModelView> for QuietBounceMeter {
+    fn interest(&self) -> u64 {
+        sutra_sim_core::tag_mask(&[crate::event::tag::BOUNCE_METER])
+    }
+
     fn name(&self) -> &str {
         "quiet-bounce-meter"
     }

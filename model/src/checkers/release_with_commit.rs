@@ -24,6 +24,10 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
 }
 
 impl Checker<ModelEvent, ModelView> for ReleaseWithCommit {
+    fn interest(&self) -> u64 {
+        sutra_sim_core::tag_mask(&[crate::event::tag::ROW_WRITTEN])
+    }
+
     fn name(&self) -> &str {
         "release-with-commit"
     }

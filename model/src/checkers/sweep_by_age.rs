@@ -25,6 +25,10 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
 }
 
 impl Checker<ModelEvent, ModelView> for SweepByAge {
+    fn interest(&self) -> u64 {
+        sutra_sim_core::tag_mask(&[crate::event::tag::SWEPT])
+    }
+
     fn name(&self) -> &str {
         "sweep-by-age"
     }

@@ -20,6 +20,10 @@ pub async fn run(world: Rc<World>, surface: Rc<ReplicaSurface>) {
     let t = &world.scenario.timeouts;
     loop {
         sleep(t.timer_poll_interval).await;
+        // Skip the ticks at which nothing can be due (see `Store::earliest_timer_due`).
+        if !world.store.idle_until_work(world.store.earliest_timer_due(), t.timer_poll_interval).await {
+            continue;
+        }
         let due = world.store.pick_due_timers(t.timer_fire_lease, TIMERS_PER_POLL_MAX).await;
         for timer in due {
             let late = crate::faults::timer_jitter::lateness(&world);

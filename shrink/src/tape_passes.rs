@@ -1,0 +1,147 @@
+//! Shrinking the tape, Hypothesis-style. Each pass proposes edits of the best tape and
+//! keeps those that still fail:
+//!
+//! - **truncate**: the shortest prefix that still fails, by bisection (a cut tape reads as
+//!   zeros past its end, so this also switches off everything the tail decided);
+//! - **delete spans**: remove runs of draws, big spans first, then smaller ones;
+//! - **zero spans**: set runs of draws to 0, the simplest choice, big spans first;
+//! - **lower values**: lower each remaining draw to the smallest value that still fails.
+//!
+//! Spans and single values are visited from the end of the tape toward its start: an edit
+//! late in the tape disturbs fewer of the decisions that follow it, and an accepted edit at
+//! a position leaves every earlier position where it was. On a long tape a pass visits at
+//! most [`POSITIONS_PER_PASS_MAX`] positions, spread evenly.
+
+use crate::limits::POSITIONS_PER_PASS_MAX;
+use crate::search::{Property, Search};
+
+/// Cuts the tape to the shortest prefix that still fails, by bisection.
+pub(crate) fn truncate<P: Property + ?Sized>(search: &mut Search<'_, P>) {
+    // Invariant: no prefix shorter than `low` was accepted; the best tape (length `high`) fails.
+    let (mut low, mut high) = (0usize, search.best.tape.len());
+    while low < high && !search.stopped() {
+        let middle = low + (high - low) / 2;
+        let prefix = search.best.tape[..middle].to_vec();
+        if search.try_candidate(search.best.with_tape(prefix)) {
+            high = search.best.tape.len();
+        } else {
+            low = middle + 1;
+        }
+    }
+}
+
+/// Deletes spans of draws, sizes halving from half the tape down to single draws.
+pub(crate) fn delete_spans<P: Property + ?Sized>(search: &mut Search<'_, P>) {
+    for_each_span(search, |tape, start, size| {
+        let mut edited = Vec::with_capacity(tape.len() - size);
+        edited.extend_from_slice(&tape[..start]);
+        edited.extend_from_slice(&tape[start + size..]);
+        Some(edited)
+    });
+}
+
+/// Sets spans of draws to 0, sizes halving from half the tape down to single draws.
+pub(crate) fn zero_spans<P: Property + ?Sized>(search: &mut Search<'_, P>) {
+    for_each_span(search, |tape, start, size| {
+        if tape[start..start + size].iter().all(|&v| v == 0) {
+            return None;
+        }
+        let mut edited = tape.to_vec();
+        edited[start..start + size].fill(0);
+        Some(edited)
+    });
+}
+
+/// Lowers each non-zero draw to the smallest value that still fails: 0 first, then by
+/// bisection between the last value that did not fail and the one that does.
+pub(crate) fn lower_each_value<P: Property + ?Sized>(search: &mut Search<'_, P>) {
+    let len = search.best.tape.len();
+    let stride = len.div_ceil(POSITIONS_PER_PASS_MAX).max(1);
+    let mut position = len;
+    while position > 0 && !search.stopped() {
+        position = position.saturating_sub(stride);
+        let Some(&value) = search.best.tape.get(position) else { continue };
+        if value == 0 {
+            continue;
+        }
+        let zeroed = with_value(&search.best.tape, position, 0).expect("the position is inside the tape");
+        if search.try_candidate(search.best.with_tape(zeroed)) {
+            continue;
+        }
+        // Invariant: `low` did not fail; `high` is the draw in the best tape, which fails.
+        let (mut low, mut high) = (0u32, value);
+        while high > low + 1 && !search.stopped() {
+            let middle = low + (high - low) / 2;
+            let Some(tape) = with_value(&search.best.tape, position, middle) else { break };
+            if search.try_candidate(search.best.with_tape(tape)) {
+                match search.best.tape.get(position) {
+                    Some(&now) => high = now,
+                    None => break,
+                }
+            } else {
+                low = middle;
+            }
+        }
+    }
+}
+
+/// The tape with the draw at `position` set to `value`, if the tape is that long.
+fn with_value(tape: &[u32], position: usize, value: u32) -> Option<Vec<u32>> {
+    let mut edited = tape.to_vec();
+    *edited.get_mut(position)? = value;
+    Some(edited)
+}
+
+/// Proposes `edit(tape, start, size)` for spans of sizes halving from half the tape's
+/// length down to 1, at positions from the end of the tape toward its start.
+fn for_each_span<P: Property + ?Sized>(
+    search: &mut Search<'_, P>,
+    mut edit: impl FnMut(&[u32], usize, usize) -> Option<Vec<u32>>,
+) {
+    let mut size = largest_power_of_two_at_most(search.best.tape.len() / 2);
+    while size >= 1 && !search.stopped() {
+        let len = search.best.tape.len();
+        let stride = size.max(len.div_ceil(POSITIONS_PER_PASS_MAX));
+        // Start at the last span that fits; walk toward the start of the tape.
+        let mut start = len.saturating_sub(size);
+        loop {
+            if search.stopped() {
+                return;
+            }
+            let tape = &search.best.tape;
+            if start + size <= tape.len() {
+                if let Some(edited) = edit(tape, start, size) {
+                    let candidate = search.best.with_tape(edited);
+                    search.try_candidate(candidate);
+                }
+            }
+            if start == 0 {
+                break;
+            }
+            start = start.saturating_sub(stride);
+        }
+        size /= 2;
+    }
+}
+
+/// The largest power of two not above `n` (0 for 0).
+fn largest_power_of_two_at_most(n: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        1 << (usize::BITS - 1 - n.leading_zeros())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn powers_of_two_round_down() {
+        assert_eq!(largest_power_of_two_at_most(0), 0);
+        assert_eq!(largest_power_of_two_at_most(1), 1);
+        assert_eq!(largest_power_of_two_at_most(7), 4);
+        assert_eq!(largest_power_of_two_at_most(8), 8);
+    }
+}

@@ -1,0 +1,132 @@
+//! `sutra-sim replay FILE`: rerun a reproducer exactly, say whether the recorded run came
+//! back, and tell the story of its failing instance.
+//!
+//! Exit codes follow the verdict, like `run`: 0 if the reproducer reproduced and records a
+//! pass, 1 if it reproduced a failure. A stale reproducer (its tape no longer gives the
+//! recorded run) exits 1 whatever its fallback shows — it can vouch for nothing until it is
+//! re-recorded. A file that is not a valid reproducer exits 2.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+use sutra_sim::plugin::CheckerSet;
+use sutra_sim::replay::{replay as replay_reproducer, Reproduction};
+use sutra_sim::reproducer::Reproducer;
+use sutra_sim::save_failures::replay_command;
+use sutra_sim::story;
+
+use super::*;
+
+pub fn replay(file: &PathBuf, trace: bool, perfetto: Option<PathBuf>, json: bool) -> Outcome {
+    let reproducer = Reproducer::load(file).map_err(|e| Usage(e.0))?;
+    let replayed = replay_reproducer(&reproducer, &CheckerSet::built_in(), true).map_err(|e| {
+        Usage(format!(
+            "{}: {e} (a reproducer of your own checkers replays in your program: sutra_sim::replay)",
+            file.display()
+        ))
+    })?;
+    let out = &replayed.outcome;
+    if let Some(path) = &perfetto {
+        let title = format!("{} (seed {})", file.display(), reproducer.seed);
+        sutra_sim::perfetto::write(out, reproducer.scenario.topology.lanes, &title, path)
+            .map_err(|e| Usage(format!("cannot write {}: {e}", path.display())))?;
+    }
+    let told = story::tell(out);
+    let command = replay_command(file);
+    let fallback_command = seed_command(&reproducer);
+    if json {
+        let mut doc = json!({
+            "status": if replayed.reproduced() { "reproduced" } else { "stale" },
+            "verdict": out.verdict.class(),
+            "checker": out.verdict.checker(),
+            "message": out.verdict.message(),
+            "fingerprint": format!("{:016x}", out.fingerprint),
+            "events": out.events,
+            "sim_time_ms": out.sim_time.as_millis(),
+            "expected": reproducer.expected,
+            "expected_fingerprint": format!("{:016x}", reproducer.fingerprint),
+            "scenario": reproducer.scenario.name,
+            "seed": reproducer.seed,
+            "mutant": reproducer.mutant.map(|m| m.name()),
+            "strategy": reproducer.strategy.label(),
+            "framework": reproducer.framework,
+            "note": reproducer.note,
+            "story": told.lines,
+            "replay": command,
+        });
+        if let Reproduction::Stale { differences, fallback } = &replayed.reproduction {
+            doc["differences"] = json!(differences);
+            doc["fallback"] = json!({
+                "verdict": fallback.verdict.class(),
+                "checker": fallback.verdict.checker(),
+                "message": fallback.verdict.message(),
+                "fingerprint": format!("{:016x}", fallback.fingerprint),
+                "command": fallback_command,
+            });
+        }
+        if trace {
+            doc["trace"] = json!(story::trace_lines(out));
+        }
+        if let Some(path) = &perfetto {
+            doc["perfetto"] = json!(path.display().to_string());
+        }
+        println!("{}", serde_json::to_string_pretty(&doc).expect("documents serialise"));
+    } else {
+        if trace {
+            for line in story::trace_lines(out) {
+                println!("{line}");
+            }
+            println!();
+        }
+        match &replayed.reproduction {
+            Reproduction::Reproduced => println!("REPRODUCED: {}", out.verdict),
+            Reproduction::Stale { differences, fallback } => {
+                println!(
+                    "STALE: the tape no longer gives the recorded run (recorded by sutra-sim {}; the model or a checker changed since):",
+                    reproducer.framework
+                );
+                for d in differences {
+                    println!("  {d}");
+                }
+                println!("the tape now gives: {}", out.verdict);
+                println!("fallback, the seed re-run ({fallback_command}): {}", fallback.verdict);
+                println!("re-record it from its seed: sutra-sim shrink {} -o NEW_FILE", file.display());
+            }
+        }
+        println!(
+            "fingerprint {:016x}, {} events, {} simulated, tape of {} draws",
+            out.fingerprint,
+            out.events,
+            story::seconds(out.sim_time),
+            reproducer.tape.len()
+        );
+        println!("note: {}", reproducer.note);
+        println!();
+        print!("{told}");
+        if let Some(path) = &perfetto {
+            println!("\ntimeline written to {} (open it in https://ui.perfetto.dev)", path.display());
+        }
+        if !out.verdict.is_pass() || !replayed.reproduced() {
+            println!("\nreplay: {command}");
+        }
+    }
+    Ok(if replayed.reproduced() { exit_for(&out.verdict) } else { ExitCode::from(1) })
+}
+
+/// The `run` command that reruns the reproducer's seed, when its scenario is a built-in
+/// one with that name; otherwise a description.
+fn seed_command(r: &Reproducer) -> String {
+    let scenario = r.seed_scenario();
+    let built_in = sutra_sim_model::Scenario::built_in(&scenario.name).ok().as_ref() == Some(scenario);
+    let target = if built_in { scenario.name.clone() } else { format!("<the {} scenario in the file>", scenario.name) };
+    replay_command_for_seed(&target, r)
+}
+
+fn replay_command_for_seed(scenario: &str, r: &Reproducer) -> String {
+    let mut cmd = format!("sutra-sim run --scenario {scenario} --seed {}", r.seed);
+    if let Some(m) = r.mutant {
+        cmd.push_str(&format!(" --mutant {}", m.name()));
+    }
+    cmd.push_str(&format!(" --strategy {}", r.strategy.label()));
+    cmd
+}
