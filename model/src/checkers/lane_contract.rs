@@ -51,35 +51,39 @@ impl Checker<ModelEvent, ModelView> for LaneContract {
     fn on_event(&mut self, event: &Event<ModelEvent>, _view: &ModelView) -> Check {
         let ModelEvent::Lane { process, component, action } = &event.kind else { return Check::Ok };
         let lane = self.lanes.entry((*process, *component)).or_default();
-        let name = format!("p{}:{component:?}", process.0);
+        // The lane's name is only needed for a failure message: built lazily.
+        let name = || format!("p{}:{component:?}", process.0);
         match action {
             LaneAction::Submitted(item) => lane.waiting.push_back(*item),
             LaneAction::TurnStarted(item) => {
                 if let Some(open) = lane.open_turn {
                     return Check::Fail(format!(
-                        "lane {name} started item {item} while item {open}'s turn was open (L1)"
+                        "lane {} started item {item} while item {open}'s turn was open (L1)",
+                        name()
                     ));
                 }
                 match lane.waiting.pop_front() {
                     Some(first) if first == *item => {}
                     Some(first) => {
                         return Check::Fail(format!(
-                            "lane {name} ran item {item} before item {first}, submitted earlier (L2)"
+                            "lane {} ran item {item} before item {first}, submitted earlier (L2)",
+                            name()
                         ))
                     }
-                    None => return Check::Fail(format!("lane {name} ran item {item}, which was never submitted")),
+                    None => return Check::Fail(format!("lane {} ran item {item}, which was never submitted", name())),
                 }
                 lane.open_turn = Some(*item);
             }
             LaneAction::TurnEnded(item) => {
                 if lane.open_turn != Some(*item) {
-                    return Check::Fail(format!("lane {name} ended item {item}'s turn, which was not open"));
+                    return Check::Fail(format!("lane {} ended item {item}'s turn, which was not open", name()));
                 }
                 lane.open_turn = None;
             }
             LaneAction::ReentrantRefused => {
                 return Check::Fail(format!(
-                    "lane {name} was re-entered from its own turn; the call was refused at its call site (L3)"
+                    "lane {} was re-entered from its own turn; the call was refused at its call site (L3)",
+                    name()
                 ))
             }
             LaneAction::ClosedRefused => {}
