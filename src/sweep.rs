@@ -90,15 +90,7 @@ pub fn run_seed(
     strategy: Option<StrategyConfig>,
 ) -> SeedResult {
     let options = RunOptions { entropy: EntropyMode::Seed(seed), strategy, mutant, keep_trace: false };
-    let out = sutra_sim_model::run(scenario, &options);
-    SeedResult {
-        scenario: 0,
-        seed,
-        verdict: out.verdict,
-        events: out.events,
-        fingerprint: out.fingerprint,
-        reached: out.reached,
-    }
+    SeedResult::of(seed, sutra_sim_model::run(scenario, &options))
 }
 
 /// Runs one seed of `scenario`, judged by `checkers`.
@@ -116,13 +108,20 @@ pub fn run_seed_with(
 ) -> SeedResult {
     let options = RunOptions { entropy: EntropyMode::Seed(seed), strategy, mutant, keep_trace: false };
     let out = checkers.run(scenario, &options).unwrap_or_else(|e| panic!("checkers resolved before the sweep: {e}"));
-    SeedResult {
-        scenario: 0,
-        seed,
-        verdict: out.verdict,
-        events: out.events,
-        fingerprint: out.fingerprint,
-        reached: out.reached,
+    SeedResult::of(seed, out)
+}
+
+impl SeedResult {
+    /// The result of `seed` from its run's outcome (scenario index 0 until the sweep sets it).
+    fn of(seed: u64, out: sutra_sim_core::Outcome<sutra_sim_model::ModelEvent>) -> SeedResult {
+        SeedResult {
+            scenario: 0,
+            seed,
+            verdict: out.verdict,
+            events: out.events,
+            fingerprint: out.fingerprint,
+            reached: out.reached,
+        }
     }
 }
 

@@ -64,3 +64,22 @@ pub fn write_report_files(report: &SweepReport, json: Option<&PathBuf>, junit: O
     }
     Ok(())
 }
+
+/// The fields of DESIGN.md §10's `run --json` that describe an outcome; `run` and `replay`
+/// both start their documents from these.
+pub fn outcome_json(
+    out: &sutra_sim_core::Outcome<sutra_sim_model::ModelEvent>,
+) -> serde_json::Map<String, serde_json::Value> {
+    let doc = serde_json::json!({
+        "verdict": out.verdict.class(),
+        "checker": out.verdict.checker(),
+        "message": out.verdict.message(),
+        "fingerprint": format!("{:016x}", out.fingerprint),
+        "events": out.events,
+        "sim_time_ms": out.sim_time.as_millis(),
+    });
+    match doc {
+        serde_json::Value::Object(map) => map,
+        _ => unreachable!("a json! object literal is an object"),
+    }
+}

@@ -35,14 +35,9 @@ pub fn replay(file: &PathBuf, trace: bool, perfetto: Option<PathBuf>, json: bool
     let command = replay_command(file);
     let fallback_command = seed_command(&reproducer);
     if json {
-        let mut doc = json!({
+        let mut doc = outcome_json(&out);
+        let extra = json!({
             "status": if replayed.reproduced() { "reproduced" } else { "stale" },
-            "verdict": out.verdict.class(),
-            "checker": out.verdict.checker(),
-            "message": out.verdict.message(),
-            "fingerprint": format!("{:016x}", out.fingerprint),
-            "events": out.events,
-            "sim_time_ms": out.sim_time.as_millis(),
             "expected": reproducer.expected,
             "expected_fingerprint": format!("{:016x}", reproducer.fingerprint),
             "scenario": reproducer.scenario.name,
@@ -54,21 +49,27 @@ pub fn replay(file: &PathBuf, trace: bool, perfetto: Option<PathBuf>, json: bool
             "story": told.lines,
             "replay": command,
         });
+        if let serde_json::Value::Object(extra) = extra {
+            doc.extend(extra);
+        }
         if let Reproduction::Stale { differences, fallback } = &replayed.reproduction {
-            doc["differences"] = json!(differences);
-            doc["fallback"] = json!({
-                "verdict": fallback.verdict.class(),
-                "checker": fallback.verdict.checker(),
-                "message": fallback.verdict.message(),
-                "fingerprint": format!("{:016x}", fallback.fingerprint),
-                "command": fallback_command,
-            });
+            doc.insert("differences".into(), json!(differences));
+            doc.insert(
+                "fallback".into(),
+                json!({
+                    "verdict": fallback.verdict.class(),
+                    "checker": fallback.verdict.checker(),
+                    "message": fallback.verdict.message(),
+                    "fingerprint": format!("{:016x}", fallback.fingerprint),
+                    "command": fallback_command,
+                }),
+            );
         }
         if trace {
-            doc["trace"] = json!(story::trace_lines(out));
+            doc.insert("trace".into(), json!(story::trace_lines(out)));
         }
         if let Some(path) = &perfetto {
-            doc["perfetto"] = json!(path.display().to_string());
+            doc.insert("perfetto".into(), json!(path.display().to_string()));
         }
         println!("{}", serde_json::to_string_pretty(&doc).expect("documents serialise"));
     } else {

@@ -34,13 +34,8 @@ pub fn run(
     let replay =
         checkers.replay_command(&replay_command(scenario_arg, seed, mutant, strategy), &scenario.name, seed, mutant);
     if json {
-        let doc = json!({
-            "verdict": out.verdict.class(),
-            "checker": out.verdict.checker(),
-            "message": out.verdict.message(),
-            "fingerprint": format!("{:016x}", out.fingerprint),
-            "events": out.events,
-            "sim_time_ms": out.sim_time.as_millis(),
+        let mut doc = outcome_json(&out);
+        let extra = json!({
             "scenario": scenario.name,
             "seed": seed,
             "mutant": mutant.map(|m| m.name()),
@@ -48,7 +43,10 @@ pub fn run(
             "tape_len": out.tape.len(),
             "replay": replay,
         });
-        println!("{doc}");
+        if let serde_json::Value::Object(extra) = extra {
+            doc.extend(extra);
+        }
+        println!("{}", serde_json::Value::Object(doc));
     } else {
         println!("{}", out.verdict);
         println!(
