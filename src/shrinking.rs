@@ -92,9 +92,10 @@ impl FailingRun {
     /// replay is judged by the same ones.
     pub fn recorded_scenario(&self, scenario: &Scenario) -> Scenario {
         let mut recorded = scenario.clone();
-        let used = self.checkers.names_for(scenario).ok();
-        if used.is_some() && used != CheckerSet::built_in().names_for(scenario).ok() {
-            recorded.run.checkers = used.expect("checked just above");
+        if let Ok(used) = self.checkers.names_for(scenario) {
+            if CheckerSet::built_in().names_for(scenario).ok().as_ref() != Some(&used) {
+                recorded.run.checkers = used;
+            }
         }
         recorded
     }

@@ -200,83 +200,83 @@ pub enum ModelEvent {
 
 /// Event tags ([`EventKind::tag`]): one per variant, for checkers' interest masks.
 pub mod tag {
-    /// [`ModelEvent::InstanceStarted`].
+    /// [`super::ModelEvent::InstanceStarted`].
     pub const INSTANCE_STARTED: u8 = 0;
-    /// [`ModelEvent::InstanceCompleted`].
+    /// [`super::ModelEvent::InstanceCompleted`].
     pub const INSTANCE_COMPLETED: u8 = 1;
-    /// [`ModelEvent::RelayPublished`].
+    /// [`super::ModelEvent::RelayPublished`].
     pub const RELAY_PUBLISHED: u8 = 2;
-    /// [`ModelEvent::RelayDelivered`].
+    /// [`super::ModelEvent::RelayDelivered`].
     pub const RELAY_DELIVERED: u8 = 3;
-    /// [`ModelEvent::RelayAcked`].
+    /// [`super::ModelEvent::RelayAcked`].
     pub const RELAY_ACKED: u8 = 4;
-    /// [`ModelEvent::RelayRequeued`].
+    /// [`super::ModelEvent::RelayRequeued`].
     pub const RELAY_REQUEUED: u8 = 5;
-    /// [`ModelEvent::RelayReclaimed`].
+    /// [`super::ModelEvent::RelayReclaimed`].
     pub const RELAY_RECLAIMED: u8 = 6;
-    /// [`ModelEvent::TimerScheduled`].
+    /// [`super::ModelEvent::TimerScheduled`].
     pub const TIMER_SCHEDULED: u8 = 7;
-    /// [`ModelEvent::Dispatched`].
+    /// [`super::ModelEvent::Dispatched`].
     pub const DISPATCHED: u8 = 8;
-    /// [`ModelEvent::TaskParked`].
+    /// [`super::ModelEvent::TaskParked`].
     pub const TASK_PARKED: u8 = 9;
-    /// [`ModelEvent::TaskLocked`].
+    /// [`super::ModelEvent::TaskLocked`].
     pub const TASK_LOCKED: u8 = 10;
-    /// [`ModelEvent::TaskCompleted`].
+    /// [`super::ModelEvent::TaskCompleted`].
     pub const TASK_COMPLETED: u8 = 11;
-    /// [`ModelEvent::ClaimAttempt`].
+    /// [`super::ModelEvent::ClaimAttempt`].
     pub const CLAIM_ATTEMPT: u8 = 12;
-    /// [`ModelEvent::ClaimGranted`].
+    /// [`super::ModelEvent::ClaimGranted`].
     pub const CLAIM_GRANTED: u8 = 13;
-    /// [`ModelEvent::ClaimRefused`].
+    /// [`super::ModelEvent::ClaimRefused`].
     pub const CLAIM_REFUSED: u8 = 14;
-    /// [`ModelEvent::Refusal`].
+    /// [`super::ModelEvent::Refusal`].
     pub const REFUSAL: u8 = 15;
-    /// [`ModelEvent::Rehydrated`].
+    /// [`super::ModelEvent::Rehydrated`].
     pub const REHYDRATED: u8 = 16;
-    /// [`ModelEvent::StepStarted`].
+    /// [`super::ModelEvent::StepStarted`].
     pub const STEP_STARTED: u8 = 17;
-    /// [`ModelEvent::StepEnded`].
+    /// [`super::ModelEvent::StepEnded`].
     pub const STEP_ENDED: u8 = 18;
-    /// [`ModelEvent::CommitAccepted`].
+    /// [`super::ModelEvent::CommitAccepted`].
     pub const COMMIT_ACCEPTED: u8 = 19;
-    /// [`ModelEvent::CommitRejected`].
+    /// [`super::ModelEvent::CommitRejected`].
     pub const COMMIT_REJECTED: u8 = 20;
-    /// [`ModelEvent::RowWritten`].
+    /// [`super::ModelEvent::RowWritten`].
     pub const ROW_WRITTEN: u8 = 21;
-    /// [`ModelEvent::Released`].
+    /// [`super::ModelEvent::Released`].
     pub const RELEASED: u8 = 22;
-    /// [`ModelEvent::ExecutionEnded`].
+    /// [`super::ModelEvent::ExecutionEnded`].
     pub const EXECUTION_ENDED: u8 = 23;
-    /// [`ModelEvent::Swept`].
+    /// [`super::ModelEvent::Swept`].
     pub const SWEPT: u8 = 24;
-    /// [`ModelEvent::LeaseAcquired`].
+    /// [`super::ModelEvent::LeaseAcquired`].
     pub const LEASE_ACQUIRED: u8 = 25;
-    /// [`ModelEvent::MigrationRequested`].
+    /// [`super::ModelEvent::MigrationRequested`].
     pub const MIGRATION_REQUESTED: u8 = 26;
-    /// [`ModelEvent::BindingChanged`].
+    /// [`super::ModelEvent::BindingChanged`].
     pub const BINDING_CHANGED: u8 = 27;
-    /// [`ModelEvent::SnapshotUsed`].
+    /// [`super::ModelEvent::SnapshotUsed`].
     pub const SNAPSHOT_USED: u8 = 28;
-    /// [`ModelEvent::Lane`].
+    /// [`super::ModelEvent::Lane`].
     pub const LANE: u8 = 29;
-    /// [`ModelEvent::ReplicaCrashed`].
+    /// [`super::ModelEvent::ReplicaCrashed`].
     pub const REPLICA_CRASHED: u8 = 30;
-    /// [`ModelEvent::ReplicaRestarted`].
+    /// [`super::ModelEvent::ReplicaRestarted`].
     pub const REPLICA_RESTARTED: u8 = 31;
-    /// [`ModelEvent::ReplicaPaused`].
+    /// [`super::ModelEvent::ReplicaPaused`].
     pub const REPLICA_PAUSED: u8 = 32;
-    /// [`ModelEvent::ReplicaResumed`].
+    /// [`super::ModelEvent::ReplicaResumed`].
     pub const REPLICA_RESUMED: u8 = 33;
-    /// [`ModelEvent::ClockSkewed`].
+    /// [`super::ModelEvent::ClockSkewed`].
     pub const CLOCK_SKEWED: u8 = 34;
-    /// [`ModelEvent::FaultInjected`].
+    /// [`super::ModelEvent::FaultInjected`].
     pub const FAULT_INJECTED: u8 = 35;
-    /// [`ModelEvent::SwarmSelected`].
+    /// [`super::ModelEvent::SwarmSelected`].
     pub const SWARM_SELECTED: u8 = 36;
-    /// [`ModelEvent::Healed`].
+    /// [`super::ModelEvent::Healed`].
     pub const HEALED: u8 = 37;
-    /// [`ModelEvent::BounceMeter`].
+    /// [`super::ModelEvent::BounceMeter`].
     pub const BOUNCE_METER: u8 = 38;
 }
 

@@ -264,7 +264,7 @@ impl Store {
                         process,
                         path,
                         previous,
-                        stale_age_ms: stale.then(|| age.as_millis() as u64),
+                        stale_age_ms: stale.then_some(age.as_millis() as u64),
                     });
                     self.row_written(instance, WriteKind::Claim, Some(exec), Some(owner), Some(owner), version, parked);
                     ClaimResult::Granted

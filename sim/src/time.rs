@@ -27,6 +27,8 @@ impl SimTime {
     }
 
     /// This instant moved forward by `d`, saturating at the end of representable time.
+    /// (A method, not `std::ops::Add`: it saturates where `+` would be expected to overflow.)
+    #[allow(clippy::should_implement_trait)]
     pub fn add(self, d: Duration) -> SimTime {
         SimTime(self.0.saturating_add(duration_nanos(d)))
     }

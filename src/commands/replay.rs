@@ -17,7 +17,7 @@ use sutra_sim::story;
 
 use super::*;
 
-pub fn replay(file: &PathBuf, trace: bool, perfetto: Option<PathBuf>, json: bool) -> Outcome {
+pub fn replay(file: &std::path::Path, trace: bool, perfetto: Option<PathBuf>, json: bool) -> Outcome {
     let reproducer = Reproducer::load(file).map_err(|e| Usage(e.0))?;
     let replayed = replay_reproducer(&reproducer, &CheckerSet::built_in(), true).map_err(|e| {
         Usage(format!(
@@ -35,7 +35,7 @@ pub fn replay(file: &PathBuf, trace: bool, perfetto: Option<PathBuf>, json: bool
     let command = replay_command(file);
     let fallback_command = seed_command(&reproducer);
     if json {
-        let mut doc = outcome_json(&out);
+        let mut doc = outcome_json(out);
         let extra = json!({
             "status": if replayed.reproduced() { "reproduced" } else { "stale" },
             "expected": reproducer.expected,

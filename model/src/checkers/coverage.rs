@@ -216,40 +216,6 @@ impl Checker<ModelEvent, ModelView> for Coverage {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::checkers::testing::feed;
-    use crate::ids::{InstanceId, ResumePath};
-
-    #[test]
-    fn a_dead_owners_sweep_is_reached_and_a_live_ones_is_not() {
-        let owner = OwnerId::lane(ProcessId(3), 1);
-        let grant = ModelEvent::ClaimGranted {
-            instance: InstanceId(0),
-            exec: ExecId(1),
-            owner,
-            process: Some(ProcessId(3)),
-            path: ResumePath::Relay,
-            previous: None,
-            stale_age_ms: None,
-        };
-        let swept =
-            ModelEvent::Swept { instance: InstanceId(0), owner, age_ms: 31_000, by: ProcessId(1), lease_held: true };
-        let crash = ModelEvent::ReplicaCrashed { replica: 2, process: ProcessId(3) };
-        let mut c = Coverage::new(Situation::SweepClearedDeadOwner, "x");
-        assert_eq!(feed(&mut c, vec![(1, grant.clone()), (2, crash), (3, swept.clone())]), Check::Reached);
-        let mut c = Coverage::new(Situation::SweepClearedDeadOwner, "x");
-        assert_eq!(feed(&mut c, vec![(1, grant), (3, swept)]), Check::Ok);
-    }
-
-    #[test]
-    fn every_situation_has_a_distinct_name() {
-        let names: BTreeSet<&str> = SITUATIONS.iter().map(|s| s.1).collect();
-        assert_eq!(names.len(), SITUATIONS.len());
-    }
-}
-
 /// The coverage properties a scenario can be expected to reach: each situation needs the
 /// faults or load that provoke it. A sweep flags an expected property no seed reached.
 pub fn expected(scenario: &Scenario) -> Vec<&'static str> {
@@ -287,4 +253,38 @@ pub fn expected(scenario: &Scenario) -> Vec<&'static str> {
         }
     }
     names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkers::testing::feed;
+    use crate::ids::{InstanceId, ResumePath};
+
+    #[test]
+    fn a_dead_owners_sweep_is_reached_and_a_live_ones_is_not() {
+        let owner = OwnerId::lane(ProcessId(3), 1);
+        let grant = ModelEvent::ClaimGranted {
+            instance: InstanceId(0),
+            exec: ExecId(1),
+            owner,
+            process: Some(ProcessId(3)),
+            path: ResumePath::Relay,
+            previous: None,
+            stale_age_ms: None,
+        };
+        let swept =
+            ModelEvent::Swept { instance: InstanceId(0), owner, age_ms: 31_000, by: ProcessId(1), lease_held: true };
+        let crash = ModelEvent::ReplicaCrashed { replica: 2, process: ProcessId(3) };
+        let mut c = Coverage::new(Situation::SweepClearedDeadOwner, "x");
+        assert_eq!(feed(&mut c, vec![(1, grant.clone()), (2, crash), (3, swept.clone())]), Check::Reached);
+        let mut c = Coverage::new(Situation::SweepClearedDeadOwner, "x");
+        assert_eq!(feed(&mut c, vec![(1, grant), (3, swept)]), Check::Ok);
+    }
+
+    #[test]
+    fn every_situation_has_a_distinct_name() {
+        let names: BTreeSet<&str> = SITUATIONS.iter().map(|s| s.1).collect();
+        assert_eq!(names.len(), SITUATIONS.len());
+    }
 }

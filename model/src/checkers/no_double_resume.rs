@@ -85,21 +85,15 @@ impl Checker<ModelEvent, ModelView> for NoDoubleResume {
                     (_, Some(o)) => holders.retain(|(_, h)| h == o),
                 }
             }
-            ModelEvent::Rehydrated { instance, exec, .. } => {
-                if !self.granted.contains(exec) {
-                    let holders = self.holders(*instance);
-                    let others: Vec<String> = holders.iter().map(|(e, o)| format!("{} ({o})", e.0)).collect();
-                    return Check::Fail(format!(
-                        "execution {} rehydrated instance {} without taking the claim first (R1){}",
-                        exec.0,
-                        instance.0,
-                        if others.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" while {} holds one", others.join(", "))
-                        }
-                    ));
-                }
+            ModelEvent::Rehydrated { instance, exec, .. } if !self.granted.contains(exec) => {
+                let holders = self.holders(*instance);
+                let others: Vec<String> = holders.iter().map(|(e, o)| format!("{} ({o})", e.0)).collect();
+                return Check::Fail(format!(
+                    "execution {} rehydrated instance {} without taking the claim first (R1){}",
+                    exec.0,
+                    instance.0,
+                    if others.is_empty() { String::new() } else { format!(" while {} holds one", others.join(", ")) }
+                ));
             }
             ModelEvent::CommitAccepted { instance, exec, .. } => {
                 let holders = self.holders(*instance);
