@@ -20,7 +20,6 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sutra_sim_core::trace::Fingerprint;
 use sutra_sim_core::{Outcome, StrategyConfig, Tape, Verdict};
 use sutra_sim_model::{ModelEvent, Mutant, Scenario};
 
@@ -303,16 +302,23 @@ impl Reproducer {
 
 /// FNV-1a 64 of what a replay and its fallback run from: the seed, the strategy, the
 /// mutant and the tape. The scenario is not in it: it is readable and validated, and an
-/// edited scenario shows up as a stale replay.
+/// edited scenario shows up as a stale replay. Its own hash, part of the file format: the
+/// trace fingerprint's hash may change (and say why), the checksum of old files must not.
 pub fn recording_checksum(seed: u64, strategy: StrategyConfig, mutant: Option<Mutant>, tape: &Tape) -> u64 {
-    let mut f = Fingerprint::default();
-    f.write_u64(seed);
-    f.write(strategy.label().as_bytes());
-    f.write(&[0]);
-    f.write(mutant.map_or("", |m| m.name()).as_bytes());
-    f.write(&[0]);
-    f.write(&tape.to_bytes());
-    f.value()
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut fold = |bytes: &[u8]| {
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    fold(&seed.to_le_bytes());
+    fold(strategy.label().as_bytes());
+    fold(&[0]);
+    fold(mutant.map_or("", |m| m.name()).as_bytes());
+    fold(&[0]);
+    fold(&tape.to_bytes());
+    h
 }
 
 /// The tape without trailing zeros: a replay reads zeros past the end of a tape, so they
