@@ -290,8 +290,20 @@ impl CheckerSet {
 
     /// Fresh instances of the checkers for one run of `scenario`.
     pub fn build_for(&self, scenario: &Scenario) -> Result<Vec<ModelChecker>, CheckerError> {
+        Ok(self.factories_for(scenario)?.iter().map(|f| f()).collect())
+    }
+
+    /// The factories of the checkers for `scenario`, in order: resolved once, so that a
+    /// sweep builds each seed's checkers without resolving names again.
+    pub fn factories_for(
+        &self,
+        scenario: &Scenario,
+    ) -> Result<Vec<CheckerFactory<ModelEvent, ModelView>>, CheckerError> {
         let names = self.names_for(scenario)?;
-        self.registry.build(&names).map_err(|e| CheckerError(e.to_string()))
+        names
+            .iter()
+            .map(|n| self.registry.get(n).map(|spec| spec.factory.clone()).map_err(|e| CheckerError(e.to_string())))
+            .collect()
     }
 
     /// Refuses, before anything runs, any scenario whose checker names this set cannot

@@ -129,6 +129,12 @@ impl SeedResult {
 /// after each seed. Returns the results in plan order (only seeds that ran) and whether it
 /// stopped early.
 pub fn run(plan: &SweepPlan, stop: &AtomicBool, progress: &(dyn Fn(u64, u64) + Sync)) -> (Vec<SeedResult>, bool) {
+    // Checker names resolve once per scenario, not once per seed.
+    let factories: Vec<_> = plan
+        .scenarios
+        .iter()
+        .map(|s| plan.checkers.factories_for(s).unwrap_or_else(|e| panic!("checkers resolved before the sweep: {e}")))
+        .collect();
     let items = plan.items();
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
@@ -146,7 +152,15 @@ pub fn run(plan: &SweepPlan, stop: &AtomicBool, progress: &(dyn Fn(u64, u64) + S
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&(s, seed)) = items.get(i) else { return };
-                let mut result = run_seed_with(&plan.checkers, &plan.scenarios[s], seed, plan.mutant, plan.strategy);
+                let checkers = factories[s].iter().map(|f| f()).collect();
+                let options = RunOptions {
+                    entropy: EntropyMode::Seed(seed),
+                    strategy: plan.strategy,
+                    mutant: plan.mutant,
+                    keep_trace: false,
+                };
+                let mut result =
+                    SeedResult::of(seed, sutra_sim_model::run_with(&plan.scenarios[s], &options, checkers));
                 result.scenario = s;
                 if !result.verdict.is_pass() {
                     failing.fetch_add(1, Ordering::Relaxed);

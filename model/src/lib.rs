@@ -107,9 +107,14 @@ pub fn run_with(scenario: &Scenario, options: &RunOptions, checkers: Vec<ModelCh
 
 /// Runs `scenario` once with the checkers the scenario names (all built-in ones if none).
 pub fn run(scenario: &Scenario, options: &RunOptions) -> Outcome<ModelEvent> {
-    let registry = checkers::registry();
-    let names =
-        if scenario.run.checkers.is_empty() { checkers::default_names() } else { scenario.run.checkers.clone() };
-    let built = registry.build(&names).expect("scenario checkers are validated before running");
-    run_with(scenario, options, built)
+    // The registry and the default selection are the same for every run: built once.
+    static REGISTRY: std::sync::OnceLock<checkers::ModelRegistry> = std::sync::OnceLock::new();
+    static DEFAULT_NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let registry = REGISTRY.get_or_init(checkers::registry);
+    let built = if scenario.run.checkers.is_empty() {
+        registry.build(DEFAULT_NAMES.get_or_init(checkers::default_names))
+    } else {
+        registry.build(&scenario.run.checkers)
+    };
+    run_with(scenario, options, built.expect("scenario checkers are validated before running"))
 }
