@@ -89,7 +89,7 @@ pub fn run_seed(
     mutant: Option<Mutant>,
     strategy: Option<StrategyConfig>,
 ) -> SeedResult {
-    let options = RunOptions { entropy: EntropyMode::Seed(seed), strategy, mutant, keep_trace: false };
+    let options = RunOptions::for_seed(seed, strategy, mutant);
     SeedResult::of(seed, sutra_sim_model::run(scenario, &options))
 }
 
@@ -106,7 +106,7 @@ pub fn run_seed_with(
     mutant: Option<Mutant>,
     strategy: Option<StrategyConfig>,
 ) -> SeedResult {
-    let options = RunOptions { entropy: EntropyMode::Seed(seed), strategy, mutant, keep_trace: false };
+    let options = RunOptions::for_seed(seed, strategy, mutant);
     let out = checkers.run(scenario, &options).unwrap_or_else(|e| panic!("checkers resolved before the sweep: {e}"));
     SeedResult::of(seed, out)
 }

@@ -53,7 +53,12 @@ pub struct RunOptions {
 impl RunOptions {
     /// A seeded run of the correct model with the scenario's strategy.
     pub fn seeded(seed: u64) -> RunOptions {
-        RunOptions { entropy: EntropyMode::Seed(seed), strategy: None, mutant: None, keep_trace: false }
+        RunOptions::for_seed(seed, None, None)
+    }
+
+    /// A seeded run with a strategy override and a mutant, keeping no trace (a sweep's seed).
+    pub fn for_seed(seed: u64, strategy: Option<StrategyConfig>, mutant: Option<Mutant>) -> RunOptions {
+        RunOptions { entropy: EntropyMode::Seed(seed), strategy, mutant, keep_trace: false }
     }
 }
 
