@@ -590,6 +590,12 @@ pub fn current_node() -> NodeId {
     with_state(|s| s.current.and_then(|id| s.task(id)).map(|t| t.node).unwrap_or(NodeId::WORLD))
 }
 
+/// The current time and the current task's node, in one look at the world (the trace
+/// stamps every event with both).
+pub fn stamp() -> (SimTime, NodeId) {
+    with_state(|s| (s.now, s.current.and_then(|id| s.task(id)).map(|t| t.node).unwrap_or(NodeId::WORLD)))
+}
+
 /// Spawns a task on the current task's node; it keeps the run alive until it ends.
 pub fn spawn(name: impl Into<Rc<str>>, future: impl Future<Output = ()> + 'static) -> TaskId {
     let node = current_node();

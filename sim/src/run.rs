@@ -171,11 +171,16 @@ where
     let tracer: Tracer<K> = Tracer::new();
     let kinds = checkers.iter().map(|c| c.kind()).collect();
     assert!(checkers.len() <= usize::from(u16::MAX), "more than {} checkers", u16::MAX);
-    let by_tag = (0..TAGS)
-        .map(|tag| {
-            checkers.iter().enumerate().filter(|(_, c)| c.interest() & (1 << tag) != 0).map(|(i, _)| i as u16).collect()
-        })
-        .collect();
+    // Each checker is asked for its interest once; the lists keep checker order.
+    let mut by_tag: Vec<Vec<u16>> = vec![Vec::new(); TAGS];
+    for (i, checker) in checkers.iter().enumerate() {
+        let mut mask = checker.interest();
+        while mask != 0 {
+            let tag = mask.trailing_zeros() as usize;
+            by_tag[tag].push(i as u16);
+            mask &= mask - 1;
+        }
+    }
     let reached = vec![false; checkers.len()];
     let mut judge = Judge {
         checkers,

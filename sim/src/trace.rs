@@ -92,8 +92,8 @@ impl<K: EventKind> Tracer<K> {
 
     /// Emits an event, stamped with the current time and the current task's node.
     pub fn emit(&self, kind: K) {
-        let stamp = (executor::now(), executor::current_node());
-        self.pending.borrow_mut().push((stamp.0, stamp.1, kind));
+        let (time, node) = executor::stamp();
+        self.pending.borrow_mut().push((time, node, kind));
     }
 
     /// Emits an event attributed to `node` (for the environment acting on a node).
