@@ -103,9 +103,12 @@ pub struct Outcome<K> {
 
 struct Judge<K, V> {
     checkers: Vec<Box<dyn Checker<K, V>>>,
-    /// For each event tag, the checkers interested in it, in checker order (so that when
-    /// one event breaks two rules, the first checker still reports it).
-    by_tag: Vec<Vec<u16>>,
+    /// For each event tag, a bit set of the checkers still listening to it: `words` u64s
+    /// per tag, bit `i` for checker `i`. Walking the bits in order keeps checker order (so
+    /// that when one event breaks two rules, the first checker reports it); a sometimes-
+    /// checker whose situation occurred is cleared from every tag.
+    listening: Vec<u64>,
+    words: usize,
     kinds: Vec<CheckerKind>,
     reached: Vec<bool>,
     hasher: TraceHasher,
@@ -126,21 +129,32 @@ impl<K: EventKind, V> Judge<K, V> {
         assert!(tag < TAGS, "event tag {tag} is not below {TAGS}");
         let event = Event { seq: self.events, time, node, kind };
         self.events += 1;
-        for &i in &self.by_tag[tag] {
-            let i = usize::from(i);
-            let checker = &mut self.checkers[i];
-            let kind = self.kinds[i];
-            if kind == CheckerKind::Sometimes && self.reached[i] {
-                continue;
-            }
-            match checker.on_event(&event, view) {
-                Check::Ok => {}
-                Check::Reached => self.reached[i] = true,
-                Check::Fail(message) => {
-                    assert!(kind != CheckerKind::Sometimes, "sometimes-checker {} returned Fail", checker.name());
-                    self.verdict = Some(Verdict::Violation { checker: checker.name().to_string(), message });
-                    self.failing_event = Some(event.seq);
-                    break;
+        'checkers: for word in 0..self.words {
+            let mut bits = self.listening[tag * self.words + word];
+            while bits != 0 {
+                let i = word * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let checker = &mut self.checkers[i];
+                match checker.on_event(&event, view) {
+                    Check::Ok => {}
+                    Check::Reached => {
+                        assert!(self.kinds[i] == CheckerKind::Sometimes, "only sometimes-checkers reach");
+                        self.reached[i] = true;
+                        // Reached once is enough: it listens to nothing any more.
+                        for t in 0..TAGS {
+                            self.listening[t * self.words + word] &= !(1u64 << (i % 64));
+                        }
+                    }
+                    Check::Fail(message) => {
+                        assert!(
+                            self.kinds[i] != CheckerKind::Sometimes,
+                            "sometimes-checker {} returned Fail",
+                            checker.name()
+                        );
+                        self.verdict = Some(Verdict::Violation { checker: checker.name().to_string(), message });
+                        self.failing_event = Some(event.seq);
+                        break 'checkers;
+                    }
                 }
             }
         }
@@ -170,21 +184,22 @@ where
     let guard = executor.enter();
     let tracer: Tracer<K> = Tracer::new();
     let kinds = checkers.iter().map(|c| c.kind()).collect();
-    assert!(checkers.len() <= usize::from(u16::MAX), "more than {} checkers", u16::MAX);
-    // Each checker is asked for its interest once; the lists keep checker order.
-    let mut by_tag: Vec<Vec<u16>> = vec![Vec::new(); TAGS];
+    // Each checker is asked for its interest once.
+    let words = checkers.len().div_ceil(64).max(1);
+    let mut listening = vec![0u64; TAGS * words];
     for (i, checker) in checkers.iter().enumerate() {
         let mut mask = checker.interest();
         while mask != 0 {
             let tag = mask.trailing_zeros() as usize;
-            by_tag[tag].push(i as u16);
+            listening[tag * words + i / 64] |= 1 << (i % 64);
             mask &= mask - 1;
         }
     }
     let reached = vec![false; checkers.len()];
     let mut judge = Judge {
         checkers,
-        by_tag,
+        listening,
+        words,
         kinds,
         reached,
         hasher: TraceHasher::default(),

@@ -44,32 +44,44 @@ pub fn bench(json: bool) -> Outcome {
     if cfg!(debug_assertions) {
         eprintln!("warning: this is a debug build; benchmark figures mean something only with --release");
     }
-    // The executor alone: polls per second with a light trace (one event per ten polls),
-    // and the events-per-second ceiling with an event on every poll.
-    let light: Vec<_> = (0..REPETITIONS).map(|_| measure_bare_emitting(BARE_SEEDS, BARE_EMIT_EVERY)).collect();
-    let traced: Vec<_> = (0..REPETITIONS).map(|_| measure_bare_emitting(BARE_SEEDS, 1)).collect();
+    // Repetitions interleave the bare executor and every scenario, so that a ratio is taken
+    // between figures measured moments apart: on a shared machine the load drifts between
+    // one end of a benchmark and the other. The executor alone is measured as polls per
+    // second with a light trace (one event per ten polls), and as an events-per-second
+    // ceiling with an event on every poll.
+    let scenarios = Scenario::all_built_in();
+    let mut light = Vec::new();
+    let mut traced = Vec::new();
+    let mut per_scenario: Vec<(Vec<f64>, Vec<f64>, Vec<f64>)> =
+        vec![(Vec::new(), Vec::new(), Vec::new()); scenarios.len()];
+    let mut next_seed = vec![0u64; scenarios.len()];
+    for _ in 0..REPETITIONS {
+        light.push(measure_bare_emitting(BARE_SEEDS, BARE_EMIT_EVERY));
+        let ceiling = measure_bare_emitting(BARE_SEEDS, 1);
+        traced.push(ceiling);
+        for (k, scenario) in scenarios.iter().enumerate() {
+            let (s, e, n) = measure_scenario(scenario, next_seed[k]);
+            next_seed[k] += n;
+            per_scenario[k].0.push(s);
+            per_scenario[k].1.push(e);
+            per_scenario[k].2.push(e / ceiling.events_per_second);
+        }
+    }
     let bare_polls = median(light.iter().map(|f| f.polls_per_second).collect());
     let bare_seeds = median(light.iter().map(|f| f.seeds_per_second).collect());
     let bare_events = median(traced.iter().map(|f| f.events_per_second).collect());
-    let mut rows = Vec::new();
-    for scenario in Scenario::all_built_in() {
-        let mut seeds_per_second = Vec::new();
-        let mut events_per_second = Vec::new();
-        let mut next_seed = 0;
-        for _ in 0..REPETITIONS {
-            let (s, e, n) = measure_scenario(&scenario, next_seed);
-            seeds_per_second.push(s);
-            events_per_second.push(e);
-            next_seed += n;
-        }
-        let events = median(events_per_second);
-        rows.push(json!({
-            "name": scenario.name,
-            "seeds_per_second": median(seeds_per_second),
-            "events_per_second": events,
-            "of_bare_events": events / bare_events,
-        }));
-    }
+    let rows: Vec<_> = scenarios
+        .iter()
+        .zip(per_scenario)
+        .map(|(scenario, (seeds, events, ratios))| {
+            json!({
+                "name": scenario.name,
+                "seeds_per_second": median(seeds),
+                "events_per_second": median(events),
+                "of_bare_events": median(ratios),
+            })
+        })
+        .collect();
     let doc = json!({
         "scenarios": rows,
         "bare_events_per_second": bare_events,
@@ -82,7 +94,8 @@ pub fn bench(json: bool) -> Outcome {
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "bare executor: {:.2} M polls/s, {:.0} seeds/s; {:.2} M events/s with an event every poll (medians of {REPETITIONS})",
+        "bare executor: {:.2} M polls/s, {:.0} seeds/s; {:.2} M events/s with an event every poll (medians of {REPETITIONS}; \
+         a scenario's share of bare is the median of ratios taken within each repetition)",
         bare_polls / 1e6,
         bare_seeds,
         bare_events / 1e6

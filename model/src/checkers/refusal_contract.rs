@@ -31,6 +31,20 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
 }
 
 impl Checker<ModelEvent, ModelView> for RefusalContract {
+    fn interest(&self) -> u64 {
+        use crate::event::tag::*;
+        // Everything a refused execution could go on to do without its reaction, too.
+        sutra_sim_core::tag_mask(&[
+            CLAIM_REFUSED,
+            CLAIM_ATTEMPT,
+            REFUSAL,
+            REHYDRATED,
+            ROW_WRITTEN,
+            STEP_STARTED,
+            EXECUTION_ENDED,
+        ])
+    }
+
     fn name(&self) -> &str {
         "refusal-contract"
     }
