@@ -1,4 +1,6 @@
-//! Prints how many events of each kind one run emits (a debugging aid).
+//! Prints how many events of each kind one run emits, and optionally every event of one
+//! instance: `cargo run -p sutra-sim-model --example histogram -- SCENARIO SEED [INSTANCE]`.
+//! A debugging aid for model work, below the CLI's stories.
 use std::collections::BTreeMap;
 use sutra_sim_core::EventKind;
 use sutra_sim_model::{run, RunOptions, Scenario};
