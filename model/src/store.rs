@@ -266,7 +266,15 @@ impl Store {
                         previous,
                         stale_age_ms: stale.then_some(age.as_millis() as u64),
                     });
-                    self.row_written(instance, WriteKind::Claim, Some(exec), Some(owner), Some(owner), version, parked);
+                    self.tracer.emit(ModelEvent::RowWritten {
+                        instance,
+                        write: WriteKind::Claim,
+                        by: Some(exec),
+                        writer: Some(owner),
+                        owner: Some(owner),
+                        version,
+                        parked,
+                    });
                     ClaimResult::Granted
                 }
             }
@@ -343,7 +351,15 @@ impl Store {
                     version_before,
                     version_after: version,
                 });
-                self.row_written(instance, WriteKind::Commit, Some(exec), Some(owner), owner_after, version, parked);
+                self.tracer.emit(ModelEvent::RowWritten {
+                    instance,
+                    write: WriteKind::Commit,
+                    by: Some(exec),
+                    writer: Some(owner),
+                    owner: owner_after,
+                    version,
+                    parked,
+                });
                 match next {
                     Some(Trigger::Timer) => self.tracer.emit(ModelEvent::TimerScheduled {
                         instance,
@@ -397,7 +413,15 @@ impl Store {
             (matched, row.version, row.parked)
         };
         if matched {
-            self.row_written(instance, write, Some(exec), Some(owner), None, version, parked);
+            self.tracer.emit(ModelEvent::RowWritten {
+                instance,
+                write,
+                by: Some(exec),
+                writer: Some(owner),
+                owner: None,
+                version,
+                parked,
+            });
         }
         matched
     }
@@ -460,7 +484,15 @@ impl Store {
         }
         for &(instance, owner, age_ms, version, parked, lease_held) in &cleared {
             self.tracer.emit(ModelEvent::Swept { instance, owner, age_ms, by, lease_held });
-            self.row_written(instance, WriteKind::Sweep, None, None, None, version, parked);
+            self.tracer.emit(ModelEvent::RowWritten {
+                instance,
+                write: WriteKind::Sweep,
+                by: None,
+                writer: None,
+                owner: None,
+                version,
+                parked,
+            });
         }
         self.latency().await;
         cleared.len() as u32
@@ -601,19 +633,5 @@ impl Store {
         let relay = Relay { message: self.broker.new_message(), instance, expects, path };
         self.tracer.emit(ModelEvent::RelayPublished { instance, message: relay.message, step: expects as u32 + 1 });
         self.broker.publish(relay, crate::streams::millis_up_to(crate::streams::BROKER, self.relay_delay_max));
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn row_written(
-        &self,
-        instance: InstanceId,
-        write: WriteKind,
-        by: Option<ExecId>,
-        writer: Option<OwnerId>,
-        owner: Option<OwnerId>,
-        version: u64,
-        parked: bool,
-    ) {
-        self.tracer.emit(ModelEvent::RowWritten { instance, write, by, writer, owner, version, parked });
     }
 }

@@ -261,6 +261,74 @@ mod tests {
     use crate::checkers::testing::feed;
     use crate::ids::{InstanceId, ResumePath};
 
+    /// A hand-made history that reaches `situation`.
+    fn history_reaching(situation: Situation) -> Vec<ModelEvent> {
+        use crate::event::Exit;
+        use crate::ids::{Code, MessageId};
+        use ModelEvent as E;
+        let i = InstanceId(0);
+        let e = ExecId(1);
+        let p = ProcessId(1);
+        let owner = OwnerId::lane(p, 0);
+        let grant = E::ClaimGranted {
+            instance: i,
+            exec: e,
+            owner,
+            process: Some(p),
+            path: ResumePath::Relay,
+            previous: None,
+            stale_age_ms: None,
+        };
+        let refusal = |path, reaction| E::Refusal { instance: i, exec: e, path, code: Code::ResumeClaimHeld, reaction };
+        let dispatched =
+            |misrouted| E::Dispatched { instance: i, exec: e, path: ResumePath::Relay, process: p, lane: 0, misrouted };
+        match situation {
+            Situation::RelayRefused => vec![refusal(ResumePath::Relay, Reaction::Requeued)],
+            Situation::TimerDeferred => {
+                vec![refusal(ResumePath::Timer, Reaction::Deferred { attempt: 1, backoff_ms: 100 })]
+            }
+            Situation::Admin409 => vec![refusal(ResumePath::Migration, Reaction::Conflict409)],
+            Situation::SweepClearedDeadOwner => vec![
+                grant,
+                E::ReplicaCrashed { replica: 0, process: p },
+                E::Swept { instance: i, owner, age_ms: 31_000, by: ProcessId(2), lease_held: true },
+            ],
+            Situation::SlowOwnerCommitRejected => vec![E::CommitRejected { instance: i, exec: e, owner, holder: None }],
+            Situation::MisroutedWorkBounced => vec![
+                dispatched(true),
+                E::ClaimRefused { instance: i, exec: e, owner, path: ResumePath::Relay, holder: OwnerId::lane(p, 1) },
+            ],
+            Situation::ReplicaDiedMidStep => vec![dispatched(false), E::ReplicaCrashed { replica: 0, process: p }],
+            Situation::PausedReplicaResumed => vec![E::ReplicaResumed { replica: 0, process: p }],
+            Situation::SkewedReplicaClaimed => vec![E::ClockSkewed { replica: 0, offset_ms: 500 }, grant],
+            Situation::PullTaskCompleted => vec![E::TaskCompleted { instance: i, worker: 0 }],
+            Situation::BrokerRedelivered => vec![E::RelayDelivered {
+                instance: i,
+                message: MessageId(1),
+                process: p,
+                redelivery: true,
+                duplicate: false,
+            }],
+            Situation::Fault(fault) => vec![E::FaultInjected { fault, replica: None, detail_ms: 0 }],
+        }
+        .into_iter()
+        .chain([E::ExecutionEnded { instance: i, exec: e, exit: Exit::Committed }])
+        .collect()
+    }
+
+    #[test]
+    fn every_situation_is_reached_by_its_history_and_only_by_it() {
+        let all: Vec<(Situation, &str)> =
+            SITUATIONS.iter().chain(FAULT_SITUATIONS.iter()).map(|(s, n, _)| (*s, *n)).collect();
+        for &(situation, name) in &all {
+            let history: Vec<(u64, ModelEvent)> = history_reaching(situation).into_iter().map(|e| (1, e)).collect();
+            assert_eq!(feed(&mut Coverage::new(situation, name), history.clone()), Check::Reached, "{name}");
+            // A plain successful step reaches nothing.
+            let quiet = vec![(1, ModelEvent::InstanceCompleted { instance: InstanceId(0) })];
+            assert_eq!(feed(&mut Coverage::new(situation, name), quiet), Check::Ok, "{name}");
+        }
+    }
+
     #[test]
     fn a_dead_owners_sweep_is_reached_and_a_live_ones_is_not() {
         let owner = OwnerId::lane(ProcessId(3), 1);
