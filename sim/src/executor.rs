@@ -123,6 +123,10 @@ struct State {
     live_work: usize,
     polls: u64,
     lanes: Vec<LaneInfo>,
+    /// The lanes whose turn is held right now, in the order their turns began (so the
+    /// first is the oldest turn, and the stall check after each advance reads one entry).
+    /// Invariant: exactly the lanes with a `turn_holder`, ordered by `turn_started`.
+    held_lanes: Vec<LaneKey>,
     /// A hang found by a lane (wait-for cycle), reported at the next step.
     hang: Option<(String, Vec<String>)>,
     /// Set by [`finish`]: end the run now, as finished.
@@ -200,6 +204,7 @@ impl Executor {
             live_work: 0,
             polls: 0,
             lanes: Vec::new(),
+            held_lanes: Vec::new(),
             hang: None,
             finished: false,
         };
@@ -291,13 +296,22 @@ impl Executor {
     /// Lanes whose current turn started before `now - bound`: (lane name, task name).
     pub fn stalled_turns(&self, bound: Duration) -> Vec<(String, String)> {
         let s = self.state.borrow();
-        s.lanes
+        let oldest = s.held_lanes.first().map(|key| s.lanes[key.0 as usize].turn_started);
+        if oldest.is_none_or(|started| s.now.since(started) <= bound) {
+            return Vec::new();
+        }
+        let mut stalled: Vec<_> = s
+            .held_lanes
             .iter()
-            .filter_map(|lane| {
+            .map(|key| (key, &s.lanes[key.0 as usize]))
+            .filter_map(|(key, lane)| {
                 let holder = lane.turn_holder?;
-                (s.now.since(lane.turn_started) > bound).then(|| (lane.name.to_string(), s.describe(holder)))
+                (s.now.since(lane.turn_started) > bound).then(|| (*key, lane.name.to_string(), s.describe(holder)))
             })
-            .collect()
+            .collect();
+        // Reported in registration order, whatever order the turns began in.
+        stalled.sort_by_key(|(key, _, _)| *key);
+        stalled.into_iter().map(|(_, lane, task)| (lane, task)).collect()
     }
 
     /// Drops every task, outside any borrow. Runs when the executor is dropped too.
@@ -417,11 +431,15 @@ impl State {
         if !task.daemon {
             self.live_work -= 1;
         }
-        for lane in &mut self.lanes {
-            if lane.turn_holder == Some(id) {
+        let lanes = &mut self.lanes;
+        self.held_lanes.retain(|key| {
+            let lane = &mut lanes[key.0 as usize];
+            let held_by_me = lane.turn_holder == Some(id);
+            if held_by_me {
                 lane.turn_holder = None;
             }
-        }
+            !held_by_me
+        });
         Some(task)
     }
 
@@ -833,6 +851,7 @@ pub(crate) fn current_lane() -> Option<LaneKey> {
 pub(crate) fn set_turn(lane: LaneKey, holder: Option<TaskId>) {
     with_state(|s| {
         let now = s.now;
+        let was_held = s.lanes[lane.0 as usize].turn_holder.is_some();
         if let Some(old) = s.lanes[lane.0 as usize].turn_holder.take() {
             if let Some(t) = s.task_mut(old) {
                 t.on_lane = None;
@@ -846,6 +865,13 @@ pub(crate) fn set_turn(lane: LaneKey, holder: Option<TaskId>) {
         let info = &mut s.lanes[lane.0 as usize];
         info.turn_holder = holder;
         info.turn_started = now;
+        if was_held {
+            s.held_lanes.retain(|&key| key != lane);
+        }
+        if holder.is_some() {
+            // The turn (re)starts now: it is the newest.
+            s.held_lanes.push(lane);
+        }
     })
 }
 
@@ -867,24 +893,34 @@ pub(crate) fn set_waiting_on_lane(lane: Option<LaneKey>) {
         if let Some(t) = s.task_mut(me) {
             t.waiting_on_lane = lane;
         }
-        let Some(mut lane) = lane else { return };
-        let mut chain = vec![s.lanes[lane.0 as usize].name.to_string()];
-        for _ in 0..=s.lanes.len() {
+        let Some(start) = lane else { return };
+        // Follow holder -> the lane it waits on; reaching `me` again is a cycle. Names are
+        // only gathered once a cycle is found, so the common case allocates nothing.
+        let mut lane = start;
+        let mut hops = 0;
+        loop {
             let Some(holder) = s.lanes[lane.0 as usize].turn_holder else { return };
             if holder == me {
-                let message = format!("wait-for cycle between lane turns: {}", chain.join(" -> "));
-                let stuck = vec![s.describe(me)];
-                s.hang = Some((message, stuck));
-                return;
+                break;
             }
             match s.task(holder).and_then(|t| t.waiting_on_lane) {
-                Some(next) => {
+                Some(next) if hops < s.lanes.len() => {
                     lane = next;
-                    chain.push(s.lanes[lane.0 as usize].name.to_string());
+                    hops += 1;
                 }
-                None => return,
+                _ => return,
             }
         }
+        let mut chain = vec![s.lanes[start.0 as usize].name.to_string()];
+        let mut lane = start;
+        for _ in 0..hops {
+            let holder = s.lanes[lane.0 as usize].turn_holder.expect("walked above");
+            lane = s.task(holder).and_then(|t| t.waiting_on_lane).expect("walked above");
+            chain.push(s.lanes[lane.0 as usize].name.to_string());
+        }
+        let message = format!("wait-for cycle between lane turns: {}", chain.join(" -> "));
+        let stuck = vec![s.describe(me)];
+        s.hang = Some((message, stuck));
     })
 }
 

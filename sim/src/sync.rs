@@ -91,6 +91,58 @@ impl<T> Future for Receiver<T> {
     }
 }
 
+// --- waiter lists --------------------------------------------------------------------------
+
+/// The wakers waiting on a notify or a queue. Waking takes the whole list out (so no
+/// borrow is held while wakers run) and hands its buffer back afterwards: the two buffers
+/// swap roles, and a steady wait/wake cycle allocates nothing.
+#[derive(Default)]
+struct Waiters {
+    waiting: Vec<Waker>,
+    spare: Vec<Waker>,
+}
+
+impl Waiters {
+    fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
+    }
+
+    fn contains(&self, waker: &Waker) -> bool {
+        self.waiting.iter().any(|w| w.will_wake(waker))
+    }
+
+    /// Adds `waker` unless it is waiting already.
+    fn register(&mut self, waker: &Waker) {
+        if !self.contains(waker) {
+            self.waiting.push(waker.clone());
+        }
+    }
+
+    /// Takes every waiting waker, in registration order.
+    fn take_all(&mut self) -> Vec<Waker> {
+        let spare = std::mem::take(&mut self.spare);
+        std::mem::replace(&mut self.waiting, spare)
+    }
+
+    /// Returns an emptied buffer from [`Waiters::take_all`] for reuse.
+    fn recycle(&mut self, mut buffer: Vec<Waker>) {
+        buffer.clear();
+        if self.spare.capacity() < buffer.capacity() {
+            self.spare = buffer;
+        }
+    }
+}
+
+/// Wakes every waker in `buffer`, in order, then hands the buffer back to `waiters`.
+fn wake_all<I>(inner: &RefCell<I>, mut buffer: Vec<Waker>, waiters: impl FnOnce(&mut I) -> &mut Waiters) {
+    for w in buffer.drain(..) {
+        w.wake();
+    }
+    if let Ok(mut inner) = inner.try_borrow_mut() {
+        waiters(&mut inner).recycle(buffer);
+    }
+}
+
 // --- notify ----------------------------------------------------------------------------------
 
 /// Wakes every task waiting on it; a notification with no waiter is remembered once.
@@ -102,7 +154,7 @@ pub struct Notify {
 #[derive(Default)]
 struct NotifyInner {
     permit: bool,
-    waiters: Vec<Waker>,
+    waiters: Waiters,
 }
 
 impl Notify {
@@ -118,11 +170,9 @@ impl Notify {
             if inner.waiters.is_empty() {
                 inner.permit = true;
             }
-            std::mem::take(&mut inner.waiters)
+            inner.waiters.take_all()
         };
-        for w in waiters {
-            w.wake();
-        }
+        wake_all(&self.inner, waiters, |inner| &mut inner.waiters);
     }
 
     /// Completes at the next notification (or at once, consuming a stored permit).
@@ -146,13 +196,11 @@ impl Future for Notified {
             inner.permit = false;
             return Poll::Ready(());
         }
-        if self.registered && !inner.waiters.iter().any(|w| w.will_wake(cx.waker())) {
+        if self.registered && !inner.waiters.contains(cx.waker()) {
             // Our waker was taken by a notify: that was our notification.
             return Poll::Ready(());
         }
-        if !inner.waiters.iter().any(|w| w.will_wake(cx.waker())) {
-            inner.waiters.push(cx.waker().clone());
-        }
+        inner.waiters.register(cx.waker());
         drop(inner);
         self.registered = true;
         Poll::Pending
@@ -168,7 +216,7 @@ pub struct Queue<T> {
 
 struct QueueInner<T> {
     items: VecDeque<T>,
-    waiters: Vec<Waker>,
+    waiters: Waiters,
 }
 
 impl<T> Clone for Queue<T> {
@@ -179,7 +227,7 @@ impl<T> Clone for Queue<T> {
 
 impl<T> Default for Queue<T> {
     fn default() -> Self {
-        Queue { inner: Rc::new(RefCell::new(QueueInner { items: VecDeque::new(), waiters: Vec::new() })) }
+        Queue { inner: Rc::new(RefCell::new(QueueInner { items: VecDeque::new(), waiters: Waiters::default() })) }
     }
 }
 
@@ -194,11 +242,9 @@ impl<T> Queue<T> {
         let waiters = {
             let mut inner = self.inner.borrow_mut();
             inner.items.push_back(item);
-            std::mem::take(&mut inner.waiters)
+            inner.waiters.take_all()
         };
-        for w in waiters {
-            w.wake();
-        }
+        wake_all(&self.inner, waiters, |inner| &mut inner.waiters);
     }
 
     /// Takes the oldest item without waiting.
@@ -235,9 +281,7 @@ impl<T> Future for Pop<T> {
         if let Some(item) = inner.items.pop_front() {
             return Poll::Ready(item);
         }
-        if !inner.waiters.iter().any(|w| w.will_wake(cx.waker())) {
-            inner.waiters.push(cx.waker().clone());
-        }
+        inner.waiters.register(cx.waker());
         Poll::Pending
     }
 }
