@@ -6,7 +6,7 @@
 //! notices within its liveness interval and puts the relay back.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -14,6 +14,7 @@ use sutra_sim_core::executor::{self, sleep};
 use sutra_sim_core::sync::Notify;
 use sutra_sim_core::{NodeId, Tracer};
 
+use crate::dense::DenseMap;
 use crate::event::ModelEvent;
 use crate::faults::broker::BrokerFaults;
 use crate::ids::{InstanceId, MessageId, ProcessId, ResumePath};
@@ -47,9 +48,9 @@ pub struct Delivery {
 struct BrokerState {
     ready: VecDeque<(Relay, bool)>,
     /// tag → (consumer process, relay).
-    unacked: BTreeMap<u32, (ProcessId, Relay)>,
+    unacked: DenseMap<u32, (ProcessId, Relay)>,
     /// Unacked count per consumer.
-    in_flight: BTreeMap<ProcessId, u32>,
+    in_flight: DenseMap<ProcessId, u32>,
     next_tag: u32,
     next_message: u32,
 }
@@ -116,14 +117,14 @@ impl Broker {
         loop {
             let taken = {
                 let mut s = self.state.borrow_mut();
-                let in_flight = s.in_flight.get(&consumer).copied().unwrap_or(0);
+                let in_flight = s.in_flight.get(consumer).copied().unwrap_or(0);
                 if in_flight < self.prefetch && !s.ready.is_empty() {
                     let index = self.faults.pick(s.ready.len());
                     let (relay, redelivery) = s.ready.remove(index).expect("index within the ready queue");
                     s.next_tag += 1;
                     let tag = s.next_tag;
                     s.unacked.insert(tag, (consumer, relay));
-                    *s.in_flight.entry(consumer).or_insert(0) += 1;
+                    *s.in_flight.get_or_insert_with(consumer, || 0) += 1;
                     Some(Delivery { relay, tag, redelivery })
                 } else {
                     None
@@ -163,8 +164,8 @@ impl Broker {
 
     fn settle(&self, tag: u32) -> Option<Relay> {
         let mut s = self.state.borrow_mut();
-        let (consumer, relay) = s.unacked.remove(&tag)?;
-        if let Some(n) = s.in_flight.get_mut(&consumer) {
+        let (consumer, relay) = s.unacked.remove(tag)?;
+        if let Some(n) = s.in_flight.get_mut(consumer) {
             *n -= 1;
         }
         drop(s);
@@ -176,9 +177,9 @@ impl Broker {
     pub fn reclaim(&self, dead: ProcessId) {
         let reclaimed: Vec<Relay> = {
             let mut s = self.state.borrow_mut();
-            let tags: Vec<u32> = s.unacked.iter().filter(|(_, (c, _))| *c == dead).map(|(t, _)| *t).collect();
-            s.in_flight.remove(&dead);
-            tags.into_iter().filter_map(|t| s.unacked.remove(&t)).map(|(_, r)| r).collect()
+            let tags: Vec<u32> = s.unacked.iter().filter(|(_, (c, _))| *c == dead).map(|(t, _)| t).collect();
+            s.in_flight.remove(dead);
+            tags.into_iter().filter_map(|t| s.unacked.remove(t)).map(|(_, r)| r).collect()
         };
         for relay in reclaimed {
             self.tracer.emit(ModelEvent::RelayReclaimed {
@@ -192,7 +193,7 @@ impl Broker {
 
     /// Processes holding unacked relays.
     pub fn consumers(&self) -> Vec<ProcessId> {
-        self.state.borrow().in_flight.iter().filter(|(_, n)| **n > 0).map(|(p, _)| *p).collect()
+        self.state.borrow().in_flight.iter().filter(|(_, n)| **n > 0).map(|(p, _)| p).collect()
     }
 
     /// A delivery delay in `[0, max]`.

@@ -69,6 +69,16 @@ pub enum Component {
     Bindings,
 }
 
+impl Component {
+    /// How many components there are.
+    pub const COUNT: usize = 1;
+
+    /// The component's position, below [`Component::COUNT`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
 /// What a state lane did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum LaneAction {

@@ -9,6 +9,7 @@
 pub mod admin;
 pub mod broker;
 pub mod checkers;
+pub mod dense;
 pub mod event;
 pub mod faults;
 pub mod ids;

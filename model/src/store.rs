@@ -10,7 +10,6 @@
 //! write as a trace event, which is what the checkers judge.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -19,6 +18,7 @@ use sutra_sim_core::sync::Notify;
 use sutra_sim_core::{SimTime, Tracer};
 
 use crate::broker::{Broker, Relay};
+use crate::dense::DenseMap;
 use crate::event::{ModelEvent, WriteKind};
 use crate::faults::store::StoreFaults;
 use crate::ids::{ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
@@ -99,9 +99,9 @@ pub struct StoreState {
     /// Instance rows by id (ids are 0..n).
     pub instances: Vec<InstanceRow>,
     /// Timer rows by instance (at most one pending trigger per instance).
-    pub timers: BTreeMap<InstanceId, TimerRow>,
+    pub timers: DenseMap<InstanceId, TimerRow>,
     /// Task rows by instance.
-    pub tasks: BTreeMap<InstanceId, TaskRow>,
+    pub tasks: DenseMap<InstanceId, TaskRow>,
     /// The sweeper lease: holder and expiry.
     pub lease: Option<(ProcessId, SimTime)>,
 }
@@ -327,8 +327,8 @@ impl Store {
                 row.parked = next == Some(Trigger::Pull);
                 let (version, parked, owner_after) = (row.version, row.parked, row.owner);
                 // The step consumed its trigger's row; the next one is written here.
-                s.timers.remove(&instance);
-                s.tasks.remove(&instance);
+                s.timers.remove(instance);
+                s.tasks.remove(instance);
                 match next {
                     Some(Trigger::Timer) => {
                         let due = now.add(timer_delay);
@@ -566,7 +566,7 @@ impl Store {
         let now = executor::now();
         let attempt = {
             let mut s = self.state.borrow_mut();
-            match s.timers.get_mut(&instance) {
+            match s.timers.get_mut(instance) {
                 Some(row) if row.expects == expects => {
                     self.rows_written.notify();
                     row.due = now.add(backoff);
@@ -584,7 +584,7 @@ impl Store {
 
     /// The refusal count a timer would have after one more refusal (for computing backoff).
     pub fn timer_attempt(&self, instance: InstanceId) -> u32 {
-        self.state.borrow().timers.get(&instance).map_or(0, |t| t.attempt)
+        self.state.borrow().timers.get(instance).map_or(0, |t| t.attempt)
     }
 
     /// Locks the first unlocked (or lock-expired) task row for `worker`.
@@ -610,7 +610,7 @@ impl Store {
         let now = executor::now();
         let done = {
             let s = self.state.borrow();
-            match s.tasks.get(&instance) {
+            match s.tasks.get(instance) {
                 // The row stays until the step commits. Should the completion be lost (the
                 // worker dies before publishing), the lock expires and another worker
                 // repeats the task: at-least-once, and the duplicate relay is harmless.

@@ -14,7 +14,6 @@ use serde::{Deserialize, Serialize};
 use crate::checker::{Check, Checker, CheckerKind};
 use crate::entropy::{Entropy, Tape};
 use crate::executor::{Executor, Step};
-use crate::node::NodeId;
 use crate::strategy::StrategyConfig;
 use crate::time::{duration_nanos, SimTime};
 use crate::trace::{Event, EventKind, TraceHasher, Tracer, TAGS};
@@ -120,14 +119,15 @@ struct Judge<K, V> {
 }
 
 impl<K: EventKind, V> Judge<K, V> {
-    fn judge(&mut self, time: SimTime, node: NodeId, kind: K, view: &V) {
-        if self.verdict.is_some() {
-            return;
-        }
-        self.hasher.add(time, node, &kind);
-        let tag = usize::from(kind.tag());
+    /// Judges one event: numbers it, folds it into the fingerprint and hands it to every
+    /// checker listening to its tag, in checker order.
+    fn judge(&mut self, event: &mut Event<K>, view: &V) {
+        debug_assert!(self.verdict.is_none(), "nothing is judged after the verdict");
+        event.seq = self.events;
+        let event = &*event;
+        self.hasher.add(event.time, event.node, &event.kind);
+        let tag = usize::from(event.kind.tag());
         assert!(tag < TAGS, "event tag {tag} is not below {TAGS}");
-        let event = Event { seq: self.events, time, node, kind };
         self.events += 1;
         'checkers: for word in 0..self.words {
             let mut bits = self.listening[tag * self.words + word];
@@ -135,7 +135,7 @@ impl<K: EventKind, V> Judge<K, V> {
                 let i = word * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 let checker = &mut self.checkers[i];
-                match checker.on_event(&event, view) {
+                match checker.on_event(event, view) {
                     Check::Ok => {}
                     Check::Reached => {
                         assert!(self.kinds[i] == CheckerKind::Sometimes, "only sometimes-checkers reach");
@@ -157,9 +157,6 @@ impl<K: EventKind, V> Judge<K, V> {
                     }
                 }
             }
-        }
-        if self.keep_trace {
-            self.trace.push(event);
         }
     }
 }
@@ -212,16 +209,26 @@ where
     let budgets = config.budgets;
     let result = panic::catch_unwind(AssertUnwindSafe(|| {
         let view = setup(&tracer);
-        let mut batch: Vec<(SimTime, NodeId, K)> = Vec::with_capacity(64);
+        let mut batch: Vec<Event<K>> = Vec::with_capacity(64);
         let sim_time_max = SimTime(duration_nanos(budgets.sim_time_max));
         loop {
             let step = executor.step();
             tracer.drain_into(&mut batch);
-            // Most polls emit nothing; skip even setting up the drain for them.
+            // Most polls emit nothing; skip even setting up the loop for them.
             if !batch.is_empty() {
-                for (time, node, kind) in batch.drain(..) {
-                    judge.judge(time, node, kind, &view);
+                // Judged in place; events after the verdict are dropped unjudged.
+                let mut judged = 0;
+                for event in batch.iter_mut() {
+                    if judge.verdict.is_some() {
+                        break;
+                    }
+                    judge.judge(event, &view);
+                    judged += 1;
                 }
+                if judge.keep_trace {
+                    judge.trace.extend(batch.drain(..judged));
+                }
+                batch.clear();
             }
             if judge.verdict.is_some() {
                 break;

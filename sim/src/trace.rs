@@ -67,9 +67,10 @@ pub struct Event<K> {
 
 /// The emitting side of the trace, cloned into model tasks. Events wait here until the
 /// runner drains them after the poll that emitted them, so checkers never run while model
-/// state is borrowed.
+/// state is borrowed. Pending events are already shaped as [`Event`]s (the runner fills in
+/// `seq` when it judges them), so an event is written once and then judged in place.
 pub struct Tracer<K> {
-    pending: Rc<RefCell<Vec<(SimTime, NodeId, K)>>>,
+    pending: Rc<RefCell<Vec<Event<K>>>>,
 }
 
 impl<K> Clone for Tracer<K> {
@@ -93,19 +94,23 @@ impl<K: EventKind> Tracer<K> {
     /// Emits an event, stamped with the current time and the current task's node.
     pub fn emit(&self, kind: K) {
         let (time, node) = executor::stamp();
-        self.pending.borrow_mut().push((time, node, kind));
+        self.pending.borrow_mut().push(Event { seq: 0, time, node, kind });
     }
 
     /// Emits an event attributed to `node` (for the environment acting on a node).
     pub fn emit_on(&self, node: NodeId, kind: K) {
-        self.pending.borrow_mut().push((executor::now(), node, kind));
+        self.pending.borrow_mut().push(Event { seq: 0, time: executor::now(), node, kind });
     }
 
-    /// Moves the pending events into `out`, leaving the buffer empty but allocated.
-    pub fn drain_into(&self, out: &mut Vec<(SimTime, NodeId, K)>) {
+    /// Moves the pending events to the end of `out`, in emission order; their `seq` is not
+    /// set yet. When `out` is empty the two buffers just swap, so no event is copied.
+    pub fn drain_into(&self, out: &mut Vec<Event<K>>) {
         let mut pending = self.pending.borrow_mut();
-        // Most polls emit nothing; skip the (out-of-line) copy they would still pay for.
-        if !pending.is_empty() {
+        if pending.is_empty() {
+            // Most polls emit nothing.
+        } else if out.is_empty() {
+            std::mem::swap(&mut *pending, out);
+        } else {
             out.append(&mut pending);
         }
     }
@@ -166,15 +171,23 @@ impl Fingerprint {
     }
 }
 
-/// Encodes events and folds them into a fingerprint, reusing one buffer.
+/// Room for one encoded event on the fast path; larger events fall back to a growable
+/// buffer. The bytes hashed are postcard's either way, so the fingerprint does not depend
+/// on which path encoded them.
+const ENCODE_INLINE_BYTES: usize = 256;
+
+/// Encodes events and folds them into a fingerprint. Events are encoded into a fixed
+/// buffer (a bounds check per byte, no growth checks), which matters because every event
+/// of every run passes through here.
 pub struct TraceHasher {
     fingerprint: Fingerprint,
-    buffer: Vec<u8>,
+    inline: Box<[u8; ENCODE_INLINE_BYTES]>,
+    overflow: Vec<u8>,
 }
 
 impl Default for TraceHasher {
     fn default() -> Self {
-        TraceHasher { fingerprint: Fingerprint::default(), buffer: Vec::with_capacity(128) }
+        TraceHasher { fingerprint: Fingerprint::default(), inline: Box::new([0; ENCODE_INLINE_BYTES]), overflow: Vec::new() }
     }
 }
 
@@ -183,11 +196,16 @@ impl TraceHasher {
     pub fn add<K: Serialize>(&mut self, time: SimTime, node: NodeId, kind: &K) {
         self.fingerprint.write_u64(time.0);
         self.fingerprint.write_u64(u64::from(node.0));
-        let mut buffer = std::mem::take(&mut self.buffer);
-        buffer.clear();
-        let buffer = postcard::to_extend(kind, buffer).expect("event kinds always serialise");
-        self.fingerprint.write(&buffer);
-        self.buffer = buffer;
+        match postcard::to_slice(kind, &mut self.inline[..]) {
+            Ok(bytes) => self.fingerprint.write(bytes),
+            Err(_) => {
+                let mut buffer = std::mem::take(&mut self.overflow);
+                buffer.clear();
+                let buffer = postcard::to_extend(kind, buffer).expect("event kinds always serialise");
+                self.fingerprint.write(&buffer);
+                self.overflow = buffer;
+            }
+        }
     }
 
     /// The fingerprint of everything added so far.
@@ -249,6 +267,25 @@ mod tests {
         assert_ne!(of(b""), of(b"\0"));
         assert_ne!(of(b"ab"), of(b"ba"));
         assert_ne!(of(&[0; 8]), of(&[0; 9]));
+    }
+
+    #[test]
+    fn large_events_hash_the_same_bytes_as_small_ones() {
+        // The inline buffer and the overflow buffer must fold postcard's bytes alike, so an
+        // event's size never decides its fingerprint.
+        let expected = |time: u64, bytes: &[u8]| {
+            let mut f = Fingerprint::default();
+            f.write_u64(time);
+            f.write_u64(0);
+            f.write(&postcard::to_allocvec(bytes).unwrap());
+            f.value()
+        };
+        for len in [0, 10, ENCODE_INLINE_BYTES - 3, ENCODE_INLINE_BYTES, 3 * ENCODE_INLINE_BYTES] {
+            let payload: Vec<u8> = (0..len).map(|i| i as u8).collect();
+            let mut hasher = TraceHasher::default();
+            hasher.add(SimTime(len as u64), NodeId(0), &payload);
+            assert_eq!(hasher.value(), expected(len as u64, &payload), "payload of {len} bytes");
+        }
     }
 
     #[test]

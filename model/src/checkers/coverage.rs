@@ -2,11 +2,12 @@
 //! are there to provoke; a sweep counts the seeds that reached it and flags any that no
 //! seed reached — a green run that never tested the thing is not a green run.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
+use crate::dense::{DenseMap, DenseSet};
 use crate::event::{ModelEvent, Reaction};
 use crate::faults::FaultKind;
 use crate::ids::{ExecId, OwnerId, ProcessId};
@@ -80,12 +81,12 @@ const SITUATIONS: [(Situation, &str, &str); 11] = [
 pub struct Coverage {
     situation: Situation,
     name: &'static str,
-    dead: BTreeSet<ProcessId>,
+    dead: DenseSet<ProcessId>,
     owner_process: BTreeMap<OwnerId, ProcessId>,
-    in_step: BTreeMap<ExecId, ProcessId>,
-    misrouted: BTreeSet<ExecId>,
-    replica_process: BTreeMap<u32, ProcessId>,
-    skewed: BTreeSet<u32>,
+    in_step: DenseMap<ExecId, ProcessId>,
+    misrouted: DenseSet<ExecId>,
+    replica_process: DenseMap<u32, ProcessId>,
+    skewed: DenseSet<u32>,
 }
 
 /// Every coverage property's registration.
@@ -111,12 +112,12 @@ impl Coverage {
         Coverage {
             situation,
             name,
-            dead: BTreeSet::new(),
+            dead: DenseSet::new(),
             owner_process: BTreeMap::new(),
-            in_step: BTreeMap::new(),
-            misrouted: BTreeSet::new(),
-            replica_process: BTreeMap::new(),
-            skewed: BTreeSet::new(),
+            in_step: DenseMap::new(),
+            misrouted: DenseSet::new(),
+            replica_process: DenseMap::new(),
+            skewed: DenseSet::new(),
         }
     }
 
@@ -135,20 +136,20 @@ impl Coverage {
                 false
             }
             (Situation::SweepClearedDeadOwner, E::Swept { owner, .. }) => {
-                self.owner_process.get(owner).is_some_and(|p| self.dead.contains(p))
+                self.owner_process.get(owner).is_some_and(|p| self.dead.contains(*p))
             }
             (Situation::SlowOwnerCommitRejected, E::CommitRejected { .. }) => true,
             (Situation::MisroutedWorkBounced, E::Dispatched { exec, misrouted: true, .. }) => {
                 self.misrouted.insert(*exec);
                 false
             }
-            (Situation::MisroutedWorkBounced, E::ClaimRefused { exec, .. }) => self.misrouted.contains(exec),
+            (Situation::MisroutedWorkBounced, E::ClaimRefused { exec, .. }) => self.misrouted.contains(*exec),
             (Situation::ReplicaDiedMidStep, E::Dispatched { exec, process, .. }) => {
                 self.in_step.insert(*exec, *process);
                 false
             }
             (Situation::ReplicaDiedMidStep, E::StepEnded { exec, .. }) => {
-                self.in_step.remove(exec);
+                self.in_step.remove(*exec);
                 false
             }
             (Situation::ReplicaDiedMidStep, E::ReplicaCrashed { process, .. }) => {
@@ -169,9 +170,9 @@ impl Coverage {
                     .replica_process
                     .iter()
                     .find(|(_, q)| *q == p)
-                    .map(|(r, _)| *r)
+                    .map(|(r, _)| r)
                     .unwrap_or(p.0.saturating_sub(1));
-                self.skewed.contains(&replica)
+                self.skewed.contains(replica)
             }
             (Situation::PullTaskCompleted, E::TaskCompleted { .. }) => true,
             (Situation::BrokerRedelivered, E::RelayDelivered { redelivery: true, .. }) => true,
@@ -352,7 +353,7 @@ mod tests {
 
     #[test]
     fn every_situation_has_a_distinct_name() {
-        let names: BTreeSet<&str> = SITUATIONS.iter().map(|s| s.1).collect();
+        let names: std::collections::BTreeSet<&str> = SITUATIONS.iter().map(|s| s.1).collect();
         assert_eq!(names.len(), SITUATIONS.len());
     }
 }

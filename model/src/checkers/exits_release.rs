@@ -1,11 +1,11 @@
 //! exits-release (always; R9): an execution that ended by any path but process death holds
 //! no claim — early refusal, validation error, unexpected failure and panic all release.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
+use crate::dense::DenseMap;
 use crate::event::{ModelEvent, WriteKind};
 use crate::ids::{ExecId, InstanceId, OwnerId};
 use crate::view::ModelView;
@@ -13,7 +13,7 @@ use crate::view::ModelView;
 /// The current claim of each instance: owner and the execution that took it.
 #[derive(Default)]
 pub struct ExitsRelease {
-    claims: BTreeMap<InstanceId, (OwnerId, ExecId)>,
+    claims: DenseMap<InstanceId, (OwnerId, ExecId)>,
 }
 
 /// The registration.
@@ -51,15 +51,15 @@ impl Checker<ModelEvent, ModelView> for ExitsRelease {
             }
             ModelEvent::RowWritten { instance, write, owner, .. } if *write != WriteKind::Claim => match owner {
                 None => {
-                    self.claims.remove(instance);
+                    self.claims.remove(*instance);
                 }
-                Some(o) if self.claims.get(instance).is_some_and(|(held, _)| held != o) => {
-                    self.claims.remove(instance);
+                Some(o) if self.claims.get(*instance).is_some_and(|(held, _)| held != o) => {
+                    self.claims.remove(*instance);
                 }
                 Some(_) => {}
             },
             ModelEvent::ExecutionEnded { instance, exec, exit } => {
-                if let Some((owner, holder)) = self.claims.get(instance) {
+                if let Some((owner, holder)) = self.claims.get(*instance) {
                     if holder == exec {
                         return Check::Fail(format!(
                             "execution {} of instance {} ended ({exit:?}) still holding the claim as {owner}",

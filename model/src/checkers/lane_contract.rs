@@ -3,11 +3,12 @@
 //! its call site, which in a correct model never happens. (A reentrant call that is not
 //! detected deadlocks its lane; the executor reports that as a Hang naming the lane.)
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
+use crate::dense::DenseMap;
 use crate::event::{Component, LaneAction, ModelEvent};
 use crate::ids::ProcessId;
 use crate::view::ModelView;
@@ -21,7 +22,13 @@ struct LaneState {
 /// Per lane: items submitted and not started, and the open turn.
 #[derive(Default)]
 pub struct LaneContract {
-    lanes: BTreeMap<(ProcessId, Component), LaneState>,
+    /// Indexed by [`lane_index`].
+    lanes: DenseMap<u32, LaneState>,
+}
+
+/// A lane's dense index: its process, then its component.
+fn lane_index(process: ProcessId, component: Component) -> u32 {
+    process.0 * Component::COUNT as u32 + component.index() as u32
 }
 
 /// The registration.
@@ -50,7 +57,7 @@ impl Checker<ModelEvent, ModelView> for LaneContract {
 
     fn on_event(&mut self, event: &Event<ModelEvent>, _view: &ModelView) -> Check {
         let ModelEvent::Lane { process, component, action } = &event.kind else { return Check::Ok };
-        let lane = self.lanes.entry((*process, *component)).or_default();
+        let lane = self.lanes.get_or_insert_with(lane_index(*process, *component), LaneState::default);
         // The lane's name is only needed for a failure message: built lazily.
         let name = || format!("p{}:{component:?}", process.0);
         match action {

@@ -1,11 +1,11 @@
 //! linear-history (always; R8, R19): each instance's committed steps are 1, 2, 3… — no
 //! gap, no fork, nothing applied twice.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
+use crate::dense::DenseMap;
 use crate::event::ModelEvent;
 use crate::ids::InstanceId;
 use crate::view::ModelView;
@@ -13,7 +13,7 @@ use crate::view::ModelView;
 /// The last committed version of each instance.
 #[derive(Default)]
 pub struct LinearHistory {
-    last: BTreeMap<InstanceId, u64>,
+    last: DenseMap<InstanceId, u64>,
 }
 
 /// The registration.
@@ -42,7 +42,7 @@ impl Checker<ModelEvent, ModelView> for LinearHistory {
 
     fn on_event(&mut self, event: &Event<ModelEvent>, _view: &ModelView) -> Check {
         if let ModelEvent::CommitAccepted { instance, exec, version_after, .. } = &event.kind {
-            let last = self.last.entry(*instance).or_insert(0);
+            let last = self.last.get_or_insert_with(*instance, || 0);
             if *version_after != *last + 1 {
                 let what = if *version_after <= *last { "applied again (a fork)" } else { "a gap" };
                 return Check::Fail(format!(

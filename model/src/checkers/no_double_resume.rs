@@ -7,11 +7,11 @@
 //! between the grant and the read is allowed: a live-but-slow owner's read is harmless,
 //! its write is what R19 stops.)
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
+use crate::dense::{DenseMap, DenseSet};
 use crate::event::{ModelEvent, WriteKind};
 use crate::ids::{ExecId, InstanceId, OwnerId};
 use crate::view::ModelView;
@@ -19,9 +19,9 @@ use crate::view::ModelView;
 /// The checker's state: valid claims per instance.
 #[derive(Default)]
 pub struct NoDoubleResume {
-    valid: BTreeMap<InstanceId, Vec<(ExecId, OwnerId)>>,
+    valid: DenseMap<InstanceId, Vec<(ExecId, OwnerId)>>,
     /// Executions ever granted a claim (each belongs to one instance).
-    granted: BTreeSet<ExecId>,
+    granted: DenseSet<ExecId>,
 }
 
 /// The registration.
@@ -37,7 +37,7 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
 
 impl NoDoubleResume {
     fn holders(&mut self, instance: InstanceId) -> &mut Vec<(ExecId, OwnerId)> {
-        self.valid.entry(instance).or_default()
+        self.valid.get_or_insert_with(instance, Vec::new)
     }
 }
 
@@ -85,7 +85,7 @@ impl Checker<ModelEvent, ModelView> for NoDoubleResume {
                     (_, Some(o)) => holders.retain(|(_, h)| h == o),
                 }
             }
-            ModelEvent::Rehydrated { instance, exec, .. } if !self.granted.contains(exec) => {
+            ModelEvent::Rehydrated { instance, exec, .. } if !self.granted.contains(*exec) => {
                 let holders = self.holders(*instance);
                 let others: Vec<String> = holders.iter().map(|(e, o)| format!("{} ({o})", e.0)).collect();
                 return Check::Fail(format!(

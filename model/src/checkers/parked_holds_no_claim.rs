@@ -14,7 +14,7 @@ use crate::view::ModelView;
 /// The executions whose commit parked their instance.
 #[derive(Default)]
 pub struct ParkedHoldsNoClaim {
-    parkers: std::collections::BTreeSet<crate::ids::ExecId>,
+    parkers: crate::dense::DenseSet<crate::ids::ExecId>,
 }
 
 /// The registration.
@@ -52,7 +52,7 @@ impl Checker<ModelEvent, ModelView> for ParkedHoldsNoClaim {
                 self.parkers.insert(*exec);
                 Check::Ok
             }
-            ModelEvent::ClaimGranted { instance, exec, owner, .. } if self.parkers.contains(exec) => {
+            ModelEvent::ClaimGranted { instance, exec, owner, .. } if self.parkers.contains(*exec) => {
                 Check::Fail(format!(
                     "instance {} was parked for a pull worker and its parking execution {} claimed it again as {owner}",
                     instance.0, exec.0

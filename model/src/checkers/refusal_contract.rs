@@ -3,11 +3,11 @@
 //! exponential backoff, a migration answered 409 having read and written nothing — and no
 //! resume path waits on a held claim (no second attempt by the refused execution).
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
+use crate::dense::{DenseMap, DenseSet};
 use crate::event::{ModelEvent, Reaction};
 use crate::ids::{Code, ExecId, ResumePath};
 use crate::view::ModelView;
@@ -15,8 +15,8 @@ use crate::view::ModelView;
 /// Executions refused and not yet answered, and those that were refused at all.
 #[derive(Default)]
 pub struct RefusalContract {
-    awaiting_reaction: BTreeMap<ExecId, ResumePath>,
-    refused: BTreeSet<ExecId>,
+    awaiting_reaction: DenseMap<ExecId, ResumePath>,
+    refused: DenseSet<ExecId>,
 }
 
 /// The registration.
@@ -59,14 +59,14 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
                 self.awaiting_reaction.insert(*exec, *path);
                 self.refused.insert(*exec);
             }
-            ModelEvent::ClaimAttempt { exec, instance, .. } if self.refused.contains(exec) => {
+            ModelEvent::ClaimAttempt { exec, instance, .. } if self.refused.contains(*exec) => {
                 return Check::Fail(format!(
                     "execution {} tried the claim on instance {} again after a refusal: it waited on a held claim (R3)",
                     exec.0, instance.0
                 ));
             }
             ModelEvent::Refusal { exec, instance, path, code, reaction } => {
-                if self.awaiting_reaction.remove(exec).is_none() {
+                if self.awaiting_reaction.remove(*exec).is_none() {
                     return Check::Fail(format!("execution {} reported a refusal it never received", exec.0));
                 }
                 let expected_code =
@@ -109,7 +109,7 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
             }
             other => {
                 if let Some(exec) = other.exec() {
-                    if let Some(path) = self.awaiting_reaction.get(&exec) {
+                    if let Some(path) = self.awaiting_reaction.get(exec) {
                         let touched = matches!(
                             other,
                             ModelEvent::Rehydrated { .. }

@@ -10,12 +10,12 @@
 //! act on it. Migration's `rebind` enters the lane once and calls the private bodies
 //! directly (spec 003 §6, kind ①).
 
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use sutra_sim_core::cell::{CellId, Settled, Snapshot, VersionedCell};
 use sutra_sim_core::lane::{LaneError, LaneEvent, LaneFlaws, StateLane};
 
+use crate::dense::DenseMap;
 use crate::event::{Component, LaneAction, ModelEvent};
 use crate::ids::{InstanceId, ProcessId};
 use crate::mutant::Mutant;
@@ -54,9 +54,9 @@ pub struct Ticket {
 /// The state behind the lane.
 pub struct BindingState {
     /// Route of each instance seen so far: its home lane until a migration moves it.
-    routes: BTreeMap<InstanceId, VersionedCell<u16>>,
+    routes: DenseMap<InstanceId, VersionedCell<u16>>,
     /// Deliveries in flight: tag → (instance, lane).
-    tickets: BTreeMap<u32, (InstanceId, u16)>,
+    tickets: DenseMap<u32, (InstanceId, u16)>,
     /// Invariant: `per_lane[l]` is the number of tickets whose lane is `l`.
     per_lane: Vec<u32>,
 }
@@ -77,7 +77,7 @@ impl Bindings {
             skip_reentrancy_check: world.mutant_is(Mutant::ReentrantCallUndetected),
             ..LaneFlaws::default()
         };
-        let state = BindingState { routes: BTreeMap::new(), tickets: BTreeMap::new(), per_lane: vec![0; lanes] };
+        let state = BindingState { routes: DenseMap::new(), tickets: DenseMap::new(), per_lane: vec![0; lanes] };
         let lane = StateLane::with_flaws(format!("p{}:bindings", process.0), state, flaws);
         let tracer = world.tracer.clone();
         lane.set_observer(Rc::new(move |event| {
@@ -104,7 +104,7 @@ impl Bindings {
             .lane
             .run_with(move |t| {
                 let cell =
-                    t.routes.entry(instance).or_insert_with(|| VersionedCell::new(CellId(u64::from(instance.0)), home));
+                    t.routes.get_or_insert_with(instance, || VersionedCell::new(CellId(u64::from(instance.0)), home));
                 let snapshot = cell.read();
                 let lane_index = snapshot.value;
                 let route = if carry_snapshot {
@@ -133,11 +133,11 @@ impl Bindings {
         let used = match route {
             Route::Settled(s) => {
                 let s = s.clone();
-                self.lane.run_with(move |t| t.routes[&instance].judge_settled_use(&s)).await?
+                self.lane.run_with(move |t| t.routes.get(instance).expect("routed instances have a cell").judge_settled_use(&s)).await?
             }
             Route::Snapshot(s) => {
                 let s = s.clone();
-                self.lane.run_with(move |t| t.routes[&instance].judge_use(&s)).await?
+                self.lane.run_with(move |t| t.routes.get(instance).expect("routed instances have a cell").judge_use(&s)).await?
             }
         };
         self.world.emit(ModelEvent::SnapshotUsed { process: self.process, instance, used });
@@ -198,20 +198,17 @@ impl BindingState {
     }
 
     fn unregister(&mut self, tag: u32) {
-        if let Some((_, lane)) = self.tickets.remove(&tag) {
+        if let Some((_, lane)) = self.tickets.remove(tag) {
             self.per_lane[lane as usize] -= 1;
         }
     }
 
     fn bind_on_lane(&mut self, instance: InstanceId, lane: u16, home: u16) {
-        self.routes
-            .entry(instance)
-            .or_insert_with(|| VersionedCell::new(CellId(u64::from(instance.0)), home))
-            .set(lane);
+        self.routes.get_or_insert_with(instance, || VersionedCell::new(CellId(u64::from(instance.0)), home)).set(lane);
     }
 
     fn unbind_on_lane(&mut self, instance: InstanceId, home: u16) {
-        if let Some(cell) = self.routes.get_mut(&instance) {
+        if let Some(cell) = self.routes.get_mut(instance) {
             if *cell.get() != home {
                 cell.set(home);
             }

@@ -1,0 +1,348 @@
+//! Maps and sets keyed by the model's dense ids.
+//!
+//! Instances, executions, processes and messages are numbered from 0 within a run, so a
+//! vector indexed by the id does what a `BTreeMap` keyed by it did: the same ascending
+//! iteration order (so nothing that iterates sees a different order, and no schedule or
+//! fingerprint changes), without the tree's node walks, rebalancing and allocations.
+//! Checkers and components touch these on nearly every event, which is why they exist.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use crate::ids::{ExecId, InstanceId, MessageId, ProcessId};
+
+/// An id that is a small index, numbered densely from 0 within a run.
+pub trait DenseKey: Copy {
+    /// The id as an index.
+    fn index(self) -> usize;
+    /// The id at `index`.
+    fn from_index(index: usize) -> Self;
+}
+
+macro_rules! dense_u32 {
+    ($($id:ident),*) => {$(
+        impl DenseKey for $id {
+            #[inline]
+            fn index(self) -> usize {
+                self.0 as usize
+            }
+            #[inline]
+            fn from_index(index: usize) -> Self {
+                $id(index as u32)
+            }
+        }
+    )*};
+}
+
+dense_u32!(InstanceId, ExecId, ProcessId, MessageId);
+
+impl DenseKey for u32 {
+    #[inline]
+    fn index(self) -> usize {
+        self as usize
+    }
+    #[inline]
+    fn from_index(index: usize) -> Self {
+        index as u32
+    }
+}
+
+/// A map from a dense id to `V`, iterated in ascending id order.
+pub struct DenseMap<K, V> {
+    slots: Vec<Option<V>>,
+    len: usize,
+    key: PhantomData<K>,
+}
+
+impl<K, V> Default for DenseMap<K, V> {
+    fn default() -> Self {
+        DenseMap { slots: Vec::new(), len: 0, key: PhantomData }
+    }
+}
+
+impl<K: DenseKey, V: Clone> Clone for DenseMap<K, V> {
+    fn clone(&self) -> Self {
+        DenseMap { slots: self.slots.clone(), len: self.len, key: PhantomData }
+    }
+}
+
+impl<K: DenseKey + fmt::Debug, V: fmt::Debug> fmt::Debug for DenseMap<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl<K: DenseKey, V> DenseMap<K, V> {
+    /// An empty map.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if there is no entry.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The value at `key`.
+    #[inline]
+    pub fn get(&self, key: K) -> Option<&V> {
+        self.slots.get(key.index()).and_then(Option::as_ref)
+    }
+
+    /// The value at `key`, mutably.
+    #[inline]
+    pub fn get_mut(&mut self, key: K) -> Option<&mut V> {
+        self.slots.get_mut(key.index()).and_then(Option::as_mut)
+    }
+
+    /// True if `key` has a value.
+    #[inline]
+    pub fn contains_key(&self, key: K) -> bool {
+        self.get(key).is_some()
+    }
+
+    fn slot(&mut self, key: K) -> &mut Option<V> {
+        let index = key.index();
+        if index >= self.slots.len() {
+            self.slots.resize_with(index + 1, || None);
+        }
+        &mut self.slots[index]
+    }
+
+    /// Sets `key` to `value`, returning the value it replaced.
+    pub fn insert(&mut self, key: K, value: V) -> Option<V> {
+        let old = self.slot(key).replace(value);
+        if old.is_none() {
+            self.len += 1;
+        }
+        old
+    }
+
+    /// Removes `key`, returning its value.
+    pub fn remove(&mut self, key: K) -> Option<V> {
+        let old = self.slots.get_mut(key.index()).and_then(Option::take);
+        if old.is_some() {
+            self.len -= 1;
+        }
+        old
+    }
+
+    /// The value at `key`, inserting `make()` first if there is none.
+    pub fn get_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
+        let len = &mut self.len;
+        let index = key.index();
+        if index >= self.slots.len() {
+            self.slots.resize_with(index + 1, || None);
+        }
+        self.slots[index].get_or_insert_with(|| {
+            *len += 1;
+            make()
+        })
+    }
+
+    /// Entries in ascending key order.
+    pub fn iter(&self) -> impl Iterator<Item = (K, &V)> + '_ {
+        self.slots.iter().enumerate().filter_map(|(i, v)| v.as_ref().map(|v| (K::from_index(i), v)))
+    }
+
+    /// Entries in ascending key order, values mutable.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (K, &mut V)> + '_ {
+        self.slots.iter_mut().enumerate().filter_map(|(i, v)| v.as_mut().map(|v| (K::from_index(i), v)))
+    }
+
+    /// Keys in ascending order.
+    pub fn keys(&self) -> impl Iterator<Item = K> + '_ {
+        self.iter().map(|(k, _)| k)
+    }
+
+    /// Values in ascending key order.
+    pub fn values(&self) -> impl Iterator<Item = &V> + '_ {
+        self.slots.iter().filter_map(Option::as_ref)
+    }
+
+    /// Values in ascending key order, mutable.
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> + '_ {
+        self.slots.iter_mut().filter_map(Option::as_mut)
+    }
+
+    /// Keeps only the entries for which `keep` is true.
+    pub fn retain(&mut self, mut keep: impl FnMut(K, &mut V) -> bool) {
+        for (i, slot) in self.slots.iter_mut().enumerate() {
+            if let Some(v) = slot {
+                if !keep(K::from_index(i), v) {
+                    *slot = None;
+                    self.len -= 1;
+                }
+            }
+        }
+    }
+
+    /// Removes every entry.
+    pub fn clear(&mut self) {
+        self.slots.clear();
+        self.len = 0;
+    }
+}
+
+/// A set of dense ids, iterated in ascending order.
+pub struct DenseSet<K> {
+    words: Vec<u64>,
+    len: usize,
+    key: PhantomData<K>,
+}
+
+impl<K> Default for DenseSet<K> {
+    fn default() -> Self {
+        DenseSet { words: Vec::new(), len: 0, key: PhantomData }
+    }
+}
+
+impl<K> Clone for DenseSet<K> {
+    fn clone(&self) -> Self {
+        DenseSet { words: self.words.clone(), len: self.len, key: PhantomData }
+    }
+}
+
+impl<K: DenseKey + fmt::Debug> fmt::Debug for DenseSet<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.iter()).finish()
+    }
+}
+
+impl<K: DenseKey> DenseSet<K> {
+    /// An empty set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if there is no member.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// True if `key` is a member.
+    #[inline]
+    pub fn contains(&self, key: K) -> bool {
+        let i = key.index();
+        self.words.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+
+    /// Adds `key`; true if it was not a member.
+    pub fn insert(&mut self, key: K) -> bool {
+        let i = key.index();
+        if i / 64 >= self.words.len() {
+            self.words.resize(i / 64 + 1, 0);
+        }
+        let word = &mut self.words[i / 64];
+        let fresh = *word & (1 << (i % 64)) == 0;
+        *word |= 1 << (i % 64);
+        self.len += usize::from(fresh);
+        fresh
+    }
+
+    /// Removes `key`; true if it was a member.
+    pub fn remove(&mut self, key: K) -> bool {
+        let i = key.index();
+        let Some(word) = self.words.get_mut(i / 64) else { return false };
+        let present = *word & (1 << (i % 64)) != 0;
+        *word &= !(1 << (i % 64));
+        self.len -= usize::from(present);
+        present
+    }
+
+    /// Members in ascending order.
+    pub fn iter(&self) -> impl Iterator<Item = K> + '_ {
+        self.words.iter().enumerate().flat_map(|(w, &word)| {
+            let mut bits = word;
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let b = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    K::from_index(w * 64 + b)
+                })
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert(u32, u8),
+        Remove(u32),
+        Upsert(u32),
+        Retain(u8),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (0u32..200, any::<u8>()).prop_map(|(k, v)| Op::Insert(k, v)),
+            (0u32..200).prop_map(Op::Remove),
+            (0u32..200).prop_map(Op::Upsert),
+            any::<u8>().prop_map(Op::Retain),
+        ]
+    }
+
+    proptest! {
+        /// The dense map answers exactly as a BTreeMap would, iteration order included.
+        #[test]
+        fn dense_map_behaves_like_a_btree_map(ops in proptest::collection::vec(op(), 0..300)) {
+            let mut dense: DenseMap<u32, u8> = DenseMap::new();
+            let mut tree: BTreeMap<u32, u8> = BTreeMap::new();
+            for op in ops {
+                match op {
+                    Op::Insert(k, v) => prop_assert_eq!(dense.insert(k, v), tree.insert(k, v)),
+                    Op::Remove(k) => prop_assert_eq!(dense.remove(k), tree.remove(&k)),
+                    Op::Upsert(k) => {
+                        let d = dense.get_or_insert_with(k, || 7);
+                        *d = d.wrapping_add(1);
+                        let t = tree.entry(k).or_insert(7);
+                        *t = t.wrapping_add(1);
+                    }
+                    Op::Retain(t) => {
+                        dense.retain(|_, v| *v > t);
+                        tree.retain(|_, v| *v > t);
+                    }
+                }
+                prop_assert_eq!(dense.len(), tree.len());
+                let a: Vec<(u32, u8)> = dense.iter().map(|(k, v)| (k, *v)).collect();
+                let b: Vec<(u32, u8)> = tree.iter().map(|(k, v)| (*k, *v)).collect();
+                prop_assert_eq!(a, b);
+            }
+        }
+
+        /// The dense set answers exactly as a BTreeSet would, iteration order included.
+        #[test]
+        fn dense_set_behaves_like_a_btree_set(ops in proptest::collection::vec((any::<bool>(), 0u32..300), 0..300)) {
+            let mut dense: DenseSet<u32> = DenseSet::new();
+            let mut tree: BTreeSet<u32> = BTreeSet::new();
+            for (add, k) in ops {
+                if add {
+                    prop_assert_eq!(dense.insert(k), tree.insert(k));
+                } else {
+                    prop_assert_eq!(dense.remove(k), tree.remove(&k));
+                }
+                prop_assert_eq!(dense.contains(k), tree.contains(&k));
+                prop_assert_eq!(dense.len(), tree.len());
+                prop_assert_eq!(dense.iter().collect::<Vec<_>>(), tree.iter().copied().collect::<Vec<_>>());
+            }
+        }
+    }
+}
