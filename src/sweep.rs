@@ -1,10 +1,11 @@
 //! Sweeps: many seeds of one or more scenarios, on `jobs` threads, each seed its own
-//! simulated world on its own thread. Results are collected by seed, so a sweep's report
-//! is the same for any number of jobs; `--shard I/N` takes every N-th seed from I, so N CI
-//! jobs cover one range without overlap.
+//! simulated world on its own thread. Results are tallied as seeds finish (counts, the
+//! failing seeds, an order-free digest), so a night of millions of seeds holds no record
+//! per seed, and the report is the same for any number of jobs; `--shard I/N` takes every
+//! N-th seed from I, so N CI jobs cover one range without overlap.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -44,7 +45,7 @@ pub struct SweepPlan {
 }
 
 /// The result of one seed.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SeedResult {
     /// Index into the plan's scenarios.
     pub scenario: usize,
@@ -61,12 +62,32 @@ pub struct SeedResult {
 }
 
 impl SweepPlan {
-    /// The (scenario, seed) pairs this plan covers, in order.
-    pub fn items(&self) -> Vec<(usize, u64)> {
+    /// Seeds per scenario after sharding.
+    fn seeds_per_scenario(&self) -> u64 {
         let (index, of) = self.shard.unwrap_or((0, 1));
-        (0..self.scenarios.len())
-            .flat_map(|s| (0..self.count).filter(move |o| o % of == index).map(move |o| (s, self.start + o)))
-            .collect()
+        self.count.saturating_sub(index).div_ceil(of)
+    }
+
+    /// How many (scenario, seed) pairs this plan covers.
+    pub fn item_count(&self) -> u64 {
+        self.seeds_per_scenario() * self.scenarios.len() as u64
+    }
+
+    /// The `i`-th (scenario, seed) pair of this plan, in plan order: scenario by scenario,
+    /// seeds ascending.
+    pub fn item(&self, i: u64) -> Option<(usize, u64)> {
+        let per = self.seeds_per_scenario();
+        if i >= self.item_count() {
+            return None;
+        }
+        let (index, of) = self.shard.unwrap_or((0, 1));
+        Some(((i / per) as usize, self.start + index + (i % per) * of))
+    }
+
+    /// Every (scenario, seed) pair this plan covers, in order (for small plans and tests;
+    /// a sweep walks them with [`SweepPlan::item`]).
+    pub fn items(&self) -> Vec<(usize, u64)> {
+        (0..self.item_count()).filter_map(|i| self.item(i)).collect()
     }
 
     /// The command that replays one seed of this plan.
@@ -125,76 +146,138 @@ impl SeedResult {
     }
 }
 
+/// What a sweep found, tallied as seeds finish: a sweep of millions of seeds keeps counts
+/// and its failing seeds, never a record per seed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SweepTally {
+    /// Seeds that ran.
+    pub seeds_run: u64,
+    /// Events judged over all seeds.
+    pub events: u64,
+    /// For each coverage property some seed reached, the seeds that reached it.
+    pub reached: BTreeMap<String, u64>,
+    /// The seeds that did not pass, in plan order.
+    pub failing: Vec<SeedResult>,
+    /// A digest of every seed's scenario, seed, verdict class and fingerprint, independent
+    /// of the order seeds finished in: equal digests mean the same runs, whatever `--jobs`.
+    pub digest: u64,
+}
+
+impl SweepTally {
+    fn add(&mut self, result: &SeedResult) {
+        self.seeds_run += 1;
+        self.events += result.events;
+        for name in &result.reached {
+            match self.reached.get_mut(name.as_str()) {
+                Some(n) => *n += 1,
+                None => {
+                    self.reached.insert(name.clone(), 1);
+                }
+            }
+        }
+        // A wrapping sum of well-mixed terms: the same multiset of runs gives the same sum.
+        let mut f = sutra_sim_core::trace::Fingerprint::default();
+        f.write_u64(result.scenario as u64);
+        f.write_u64(result.seed);
+        f.write_u64(result.fingerprint);
+        f.write(result.verdict.class().as_bytes());
+        self.digest = self.digest.wrapping_add(f.value());
+    }
+
+    fn merge(&mut self, other: SweepTally) {
+        self.seeds_run += other.seeds_run;
+        self.events += other.events;
+        for (name, n) in other.reached {
+            *self.reached.entry(name).or_insert(0) += n;
+        }
+        self.failing.extend(other.failing);
+        self.digest = self.digest.wrapping_add(other.digest);
+    }
+}
+
 /// Runs the plan. `stop` ends it early (a signal); `progress(done, failing)` is called
-/// after each seed. Returns the results in plan order (only seeds that ran) and whether it
-/// stopped early.
-pub fn run(plan: &SweepPlan, stop: &AtomicBool, progress: &(dyn Fn(u64, u64) + Sync)) -> (Vec<SeedResult>, bool) {
+/// after each seed. Returns the tally of the seeds that ran and whether it stopped early.
+pub fn run(plan: &SweepPlan, stop: &AtomicBool, progress: &(dyn Fn(u64, u64) + Sync)) -> (SweepTally, bool) {
     // Checker names resolve once per scenario, not once per seed.
     let factories: Vec<_> = plan
         .scenarios
         .iter()
         .map(|s| plan.checkers.factories_for(s).unwrap_or_else(|e| panic!("checkers resolved before the sweep: {e}")))
         .collect();
-    let items = plan.items();
-    let next = AtomicUsize::new(0);
+    let total = plan.item_count();
+    let next = AtomicU64::new(0);
     let done = AtomicUsize::new(0);
     let failing = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<SeedResult>>> = Mutex::new(vec![None; items.len()]);
+    // Each worker tallies its own seeds; failing seeds carry their plan position so that
+    // the merged list is in plan order.
+    let tallies: Mutex<Vec<(SweepTally, Vec<u64>)>> = Mutex::new(Vec::new());
     let started = Instant::now();
     let stopped = AtomicBool::new(false);
     let jobs = plan.jobs.clamp(1, JOBS_MAX);
     std::thread::scope(|scope| {
         for _ in 0..jobs {
-            scope.spawn(|| loop {
-                if stop.load(Ordering::Relaxed) || plan.time_budget.is_some_and(|b| started.elapsed() >= b) {
-                    stopped.store(true, Ordering::Relaxed);
-                    return;
+            scope.spawn(|| {
+                let mut tally = SweepTally::default();
+                let mut failing_at = Vec::new();
+                loop {
+                    if stop.load(Ordering::Relaxed) || plan.time_budget.is_some_and(|b| started.elapsed() >= b) {
+                        stopped.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((s, seed)) = plan.item(i) else { break };
+                    let checkers = factories[s].iter().map(|f| f()).collect();
+                    let options = RunOptions {
+                        entropy: EntropyMode::Seed(seed),
+                        strategy: plan.strategy,
+                        mutant: plan.mutant,
+                        keep_trace: false,
+                    };
+                    let mut result =
+                        SeedResult::of(seed, sutra_sim_model::run_with(&plan.scenarios[s], &options, checkers));
+                    result.scenario = s;
+                    tally.add(&result);
+                    if !result.verdict.is_pass() {
+                        failing.fetch_add(1, Ordering::Relaxed);
+                        failing_at.push(i);
+                        tally.failing.push(result);
+                    }
+                    let d = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    progress(d as u64, failing.load(Ordering::Relaxed) as u64);
                 }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(s, seed)) = items.get(i) else { return };
-                let checkers = factories[s].iter().map(|f| f()).collect();
-                let options = RunOptions {
-                    entropy: EntropyMode::Seed(seed),
-                    strategy: plan.strategy,
-                    mutant: plan.mutant,
-                    keep_trace: false,
-                };
-                let mut result =
-                    SeedResult::of(seed, sutra_sim_model::run_with(&plan.scenarios[s], &options, checkers));
-                result.scenario = s;
-                if !result.verdict.is_pass() {
-                    failing.fetch_add(1, Ordering::Relaxed);
-                }
-                results.lock().expect("no worker panics while holding the lock")[i] = Some(result);
-                let d = done.fetch_add(1, Ordering::Relaxed) + 1;
-                progress(d as u64, failing.load(Ordering::Relaxed) as u64);
+                tallies.lock().expect("no worker panics while holding the lock").push((tally, failing_at));
             });
         }
     });
-    let results: Vec<SeedResult> = results.into_inner().expect("workers are done").into_iter().flatten().collect();
-    let early = stopped.load(Ordering::Relaxed) && results.len() < items.len();
-    (results, early)
+    let mut merged = SweepTally::default();
+    let mut positions = Vec::new();
+    for (tally, at) in tallies.into_inner().expect("workers are done") {
+        positions.extend(at);
+        merged.merge(tally);
+    }
+    let mut ordered: Vec<(u64, SeedResult)> = positions.into_iter().zip(merged.failing).collect();
+    ordered.sort_by_key(|(i, _)| *i);
+    merged.failing = ordered.into_iter().map(|(_, r)| r).collect();
+    let early = stopped.load(Ordering::Relaxed) && merged.seeds_run < total;
+    (merged, early)
 }
 
 /// Builds the report of a sweep's results.
-pub fn report(plan: &SweepPlan, results: &[SeedResult], wall: Duration, stopped_early: bool) -> SweepReport {
+pub fn report(plan: &SweepPlan, tally: &SweepTally, wall: Duration, stopped_early: bool) -> SweepReport {
     // Only the properties some swept scenario is expected to reach are counted, so that a
     // zero means "never reached where it should have been", not "not applicable"; and only
     // those the plan's checkers run, user-registered ones included.
     let mut coverage: BTreeMap<String, u64> =
         plan.checkers.coverage_names(&plan.scenarios).into_iter().map(|n| (n, 0)).collect();
-    let mut failures = Vec::new();
-    let mut events = 0;
-    for r in results {
-        events += r.events;
-        for name in &r.reached {
-            if let Some(n) = coverage.get_mut(name) {
-                *n += 1;
-            }
-        }
-        if !r.verdict.is_pass() {
+    for (name, n) in coverage.iter_mut() {
+        *n = tally.reached.get(name).copied().unwrap_or(0);
+    }
+    let failures = tally
+        .failing
+        .iter()
+        .map(|r| {
             let scenario = &plan.scenarios[r.scenario];
-            failures.push(Failure {
+            Failure {
                 scenario: scenario.name.clone(),
                 seed: r.seed,
                 verdict: r.verdict.class().to_string(),
@@ -202,14 +285,14 @@ pub fn report(plan: &SweepPlan, results: &[SeedResult], wall: Duration, stopped_
                 message: r.verdict.message(),
                 reproducer: None,
                 replay: plan.replay_command(scenario, r.seed),
-            });
-        }
-    }
+            }
+        })
+        .collect();
     let mut report = SweepReport {
         version: crate::VERSION.to_string(),
         scenarios: plan.scenarios.iter().map(|s| s.name.clone()).collect(),
         mutant: plan.mutant.map(|m| m.name().to_string()),
-        seeds_run: results.len() as u64,
+        seeds_run: tally.seeds_run,
         violations: 0,
         hangs: 0,
         budget_overruns: 0,
@@ -217,7 +300,7 @@ pub fn report(plan: &SweepPlan, results: &[SeedResult], wall: Duration, stopped_
         failures,
         coverage,
         unreached: Vec::new(),
-        events,
+        events: tally.events,
         wall_seconds: wall.as_secs_f64(),
         seeds_per_second: 0.0,
         events_per_second: 0.0,
@@ -245,15 +328,41 @@ mod tests {
         }
     }
 
-    fn fingerprints(p: &SweepPlan) -> Vec<(u64, u64, String)> {
-        let (results, early) = run(p, &AtomicBool::new(false), &|_, _| {});
+    fn tally(p: &SweepPlan) -> SweepTally {
+        let (tally, early) = run(p, &AtomicBool::new(false), &|_, _| {});
         assert!(!early);
-        results.into_iter().map(|r| (r.seed, r.fingerprint, r.verdict.class().to_string())).collect()
+        tally
     }
 
     #[test]
     fn two_jobs_give_exactly_the_results_of_one() {
-        assert_eq!(fingerprints(&plan(1, None)), fingerprints(&plan(2, None)));
+        let (one, two) = (tally(&plan(1, None)), tally(&plan(2, None)));
+        assert_eq!(one, two);
+        assert_eq!(one.seeds_run, 24);
+        assert!(!one.failing.is_empty(), "the mutant is caught, so the failing list is compared too");
+        assert!(one.failing.windows(2).all(|w| w[0].seed < w[1].seed), "failing seeds come in plan order");
+    }
+
+    #[test]
+    fn the_digest_tells_different_runs_apart() {
+        let mut other = plan(1, None);
+        other.start += 1;
+        assert_ne!(tally(&plan(1, None)).digest, tally(&other).digest);
+    }
+
+    #[test]
+    fn items_are_computed_in_plan_order_for_any_shard() {
+        for shard in [None, Some((0, 1)), Some((0, 5)), Some((4, 5)), Some((2, 7)), Some((30, 31))] {
+            let mut p = plan(1, shard);
+            p.scenarios.push(Scenario::built_in("migration").unwrap());
+            let (index, of) = shard.unwrap_or((0, 1));
+            let expected: Vec<(usize, u64)> = (0..2)
+                .flat_map(|s| (0..p.count).filter(move |o| o % of == index).map(move |o| (s, p.start + o)))
+                .collect();
+            assert_eq!(p.items(), expected, "shard {shard:?}");
+            assert_eq!(p.item_count(), expected.len() as u64);
+            assert_eq!(p.item(p.item_count()), None);
+        }
     }
 
     #[test]
@@ -261,14 +370,14 @@ mod tests {
         let stop = AtomicBool::new(false);
         let whole = {
             let p = plan(1, None);
-            let (results, _) = run(&p, &stop, &|_, _| {});
-            report(&p, &results, Duration::from_secs(1), false)
+            let (tally, _) = run(&p, &stop, &|_, _| {});
+            report(&p, &tally, Duration::from_secs(1), false)
         };
         let shards: Vec<SweepReport> = (0..3)
             .map(|i| {
                 let p = plan(1, Some((i, 3)));
-                let (results, _) = run(&p, &stop, &|_, _| {});
-                report(&p, &results, Duration::from_secs(1), false)
+                let (tally, _) = run(&p, &stop, &|_, _| {});
+                report(&p, &tally, Duration::from_secs(1), false)
             })
             .collect();
         let merged = SweepReport::merge(&shards).unwrap();

@@ -265,9 +265,9 @@ impl SimTest {
         };
         // Every seed runs, even after a failure: stopping at the first failure a thread
         // happens to see would make "the first failing seed" depend on the thread count.
-        let (results, _) = sweep::run(&plan, &AtomicBool::new(false), &|_, _| {});
+        let (tally, _) = sweep::run(&plan, &AtomicBool::new(false), &|_, _| {});
         let scenario = &plan.scenarios[0];
-        let failing: Vec<&sweep::SeedResult> = results.iter().filter(|r| !r.verdict.is_pass()).collect();
+        let failing = &tally.failing;
         if let Some(first) = failing.first() {
             let (reproducer, reproducer_note) = match save_reproducer(&plan, first) {
                 Ok(path) => (Some(path), None),
@@ -283,7 +283,7 @@ impl SimTest {
                 fingerprint: first.fingerprint,
                 events: first.events,
                 failing_seeds: failing.iter().map(|r| r.seed).collect(),
-                seeds_run: results.len() as u64,
+                seeds_run: tally.seeds_run,
                 replayed: replayed_seed.is_some(),
                 replay: replay_command(first.seed),
                 reproducer,
@@ -292,10 +292,8 @@ impl SimTest {
         }
         let mut coverage: BTreeMap<String, u64> =
             plan.checkers.coverage_names(&plan.scenarios).into_iter().map(|n| (n, 0)).collect();
-        for name in results.iter().flat_map(|r| &r.reached) {
-            if let Some(seeds) = coverage.get_mut(name) {
-                *seeds += 1;
-            }
+        for (name, seeds) in coverage.iter_mut() {
+            *seeds = tally.reached.get(name).copied().unwrap_or(0);
         }
         // A user's sometimes-property that no seed reached means its invariant was never
         // tested. (Built-in ones are not held to this here: a small seed range of one
@@ -312,13 +310,13 @@ impl SimTest {
             return Err(SimTestError::Vacuous {
                 scenario: scenario.name.clone(),
                 unreached,
-                seeds_run: results.len() as u64,
+                seeds_run: tally.seeds_run,
             });
         }
         Ok(SimTestSummary {
             scenario: scenario.name.clone(),
-            seeds_run: results.len() as u64,
-            events: results.iter().map(|r| r.events).sum(),
+            seeds_run: tally.seeds_run,
+            events: tally.events,
             coverage,
             replayed_seed,
         })

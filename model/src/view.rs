@@ -22,6 +22,12 @@ impl ModelView {
         ModelView { scenario, faults, store }
     }
 
+    /// A weak handle on the store's state: it dies with the world (for leak tests).
+    #[cfg(test)]
+    pub(crate) fn store_weak(&self) -> std::rc::Weak<RefCell<StoreState>> {
+        Rc::downgrade(&self.store)
+    }
+
     /// The scenario being run.
     pub fn scenario(&self) -> &Scenario {
         &self.scenario

@@ -104,7 +104,7 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
         time_budget,
         checkers,
     };
-    let total = plan.items().len() as u64;
+    let total = plan.item_count();
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = indicatif::ProgressBar::new(total);
         bar.set_style(
@@ -119,7 +119,7 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
     let _ = ctrlc::set_handler(|| STOP.store(true, std::sync::atomic::Ordering::Relaxed));
     let stop = &STOP;
     let started = Instant::now();
-    let (results, early) = sweep::run(&plan, stop, &|done, failing| {
+    let (tally, early) = sweep::run(&plan, stop, &|done, failing| {
         if let Some(bar) = &bar {
             bar.set_position(done);
             bar.set_message(format!("{failing} failing"));
@@ -128,7 +128,7 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let mut report = sweep::report(&plan, &results, started.elapsed(), early);
+    let mut report = sweep::report(&plan, &tally, started.elapsed(), early);
     if let Some(dir) = &a.save_failures {
         let options = SaveFailures { dir: dir.clone(), shrink: !a.no_shrink, jobs: a.jobs };
         save_failures(&plan, &mut report, &options, stop).map_err(Usage)?;

@@ -10,7 +10,7 @@
 //! act on it. Migration's `rebind` enters the lane once and calls the private bodies
 //! directly (spec 003 §6, kind ①).
 
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
 use sutra_sim_core::cell::{CellId, Settled, Snapshot, VersionedCell};
 use sutra_sim_core::lane::{LaneError, LaneEvent, LaneFlaws, StateLane};
@@ -65,7 +65,9 @@ pub struct BindingState {
 #[derive(Clone)]
 pub struct Bindings {
     lane: StateLane<BindingState>,
-    world: Rc<World>,
+    /// Weak: the world holds the replica surfaces that hold this table, and a strong
+    /// handle here would make a cycle that leaks the whole world after every run.
+    world: Weak<World>,
     process: ProcessId,
 }
 
@@ -90,15 +92,20 @@ impl Bindings {
             };
             tracer.emit(ModelEvent::Lane { process, component: Component::Bindings, action });
         }));
-        Bindings { lane, world, process }
+        Bindings { lane, world: Rc::downgrade(&world), process }
+    }
+
+    /// The world, alive for as long as any task can call into this table.
+    fn world(&self) -> Rc<World> {
+        self.world.upgrade().expect("the world outlives the tasks of its replicas")
     }
 
     /// The relay path's one turn: read the instance's route and settle it, and register the
     /// delivery's ticket. The caller may await afterwards and still act on the route.
     pub async fn route_and_register(&self, instance: InstanceId, tag: u32) -> Result<(Route, Ticket), LaneError> {
-        let home = self.world.home_lane(instance);
-        let carry_snapshot = self.world.mutant_is(Mutant::SnapshotAcrossAwait);
-        let post_registration = self.world.mutant_is(Mutant::RegistrationAfterReturn);
+        let home = self.world().home_lane(instance);
+        let carry_snapshot = self.world().mutant_is(Mutant::SnapshotAcrossAwait);
+        let post_registration = self.world().mutant_is(Mutant::RegistrationAfterReturn);
         let lane = self.lane.clone();
         let (route, ticket) = self
             .lane
@@ -140,7 +147,7 @@ impl Bindings {
                 self.lane.run_with(move |t| t.routes.get(instance).expect("routed instances have a cell").judge_use(&s)).await?
             }
         };
-        self.world.emit(ModelEvent::SnapshotUsed { process: self.process, instance, used });
+        self.world().emit(ModelEvent::SnapshotUsed { process: self.process, instance, used });
         Ok(())
     }
 
@@ -151,8 +158,8 @@ impl Bindings {
 
     /// Routes `instance` to `lane` from now on (migration). Enters the lane once.
     pub async fn rebind(&self, instance: InstanceId, lane: u16) -> Result<(), LaneError> {
-        let home = self.world.home_lane(instance);
-        if self.world.mutant_is(Mutant::ReentrantCall) || self.world.mutant_is(Mutant::ReentrantCallUndetected) {
+        let home = self.world().home_lane(instance);
+        if self.world().mutant_is(Mutant::ReentrantCall) || self.world().mutant_is(Mutant::ReentrantCallUndetected) {
             // Kind ① done wrong: the public unbind called from inside this turn.
             let this = self.clone();
             let outcome = self
@@ -172,13 +179,13 @@ impl Bindings {
                 })
                 .await?;
         }
-        self.world.emit(ModelEvent::BindingChanged { process: self.process, instance, lane: Some(lane) });
+        self.world().emit(ModelEvent::BindingChanged { process: self.process, instance, lane: Some(lane) });
         Ok(())
     }
 
     /// Puts `instance` back on its home lane.
     pub async fn unbind(&self, instance: InstanceId) -> Result<(), LaneError> {
-        let home = self.world.home_lane(instance);
+        let home = self.world().home_lane(instance);
         self.lane.run_with(move |t| t.unbind_on_lane(instance, home)).await
     }
 
