@@ -79,10 +79,55 @@ impl TaskId {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LaneKey(pub(crate) u32);
 
+/// A task's name, for hangs and timelines. Most names are literals, which are kept as
+/// they are: spawning a task under a literal name allocates nothing for the name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TaskName {
+    /// A literal.
+    Static(&'static str),
+    /// A name built at run time.
+    Shared(Rc<str>),
+}
+
+impl std::ops::Deref for TaskName {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        match self {
+            TaskName::Static(name) => name,
+            TaskName::Shared(name) => name,
+        }
+    }
+}
+
+impl std::fmt::Display for TaskName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self)
+    }
+}
+
+impl From<&'static str> for TaskName {
+    fn from(name: &'static str) -> Self {
+        TaskName::Static(name)
+    }
+}
+
+impl From<String> for TaskName {
+    fn from(name: String) -> Self {
+        TaskName::Shared(name.into())
+    }
+}
+
+impl From<Rc<str>> for TaskName {
+    fn from(name: Rc<str>) -> Self {
+        TaskName::Shared(name)
+    }
+}
+
 struct Task {
     future: Option<BoxFuture>,
     node: NodeId,
-    name: Rc<str>,
+    name: TaskName,
     /// Daemons (periodic roles) do not keep a run alive and are not named in hangs.
     daemon: bool,
     /// Invariant: true iff the task id is in `ready` or in its node's `held` list.
@@ -443,7 +488,7 @@ impl State {
         Some(task)
     }
 
-    fn spawn(&mut self, node: NodeId, name: Rc<str>, daemon: bool, future: BoxFuture) -> TaskId {
+    fn spawn(&mut self, node: NodeId, name: TaskName, daemon: bool, future: BoxFuture) -> TaskId {
         let n = &self.nodes[node.0 as usize];
         assert!(n.status != NodeStatus::Dead, "spawn on dead node {}", n.name);
         let slot = match self.free.pop() {
@@ -615,19 +660,19 @@ pub fn stamp() -> (SimTime, NodeId) {
 }
 
 /// Spawns a task on the current task's node; it keeps the run alive until it ends.
-pub fn spawn(name: impl Into<Rc<str>>, future: impl Future<Output = ()> + 'static) -> TaskId {
+pub fn spawn(name: impl Into<TaskName>, future: impl Future<Output = ()> + 'static) -> TaskId {
     let node = current_node();
     spawn_on(node, name, future)
 }
 
 /// Spawns a task on `node`; it keeps the run alive until it ends.
-pub fn spawn_on(node: NodeId, name: impl Into<Rc<str>>, future: impl Future<Output = ()> + 'static) -> TaskId {
+pub fn spawn_on(node: NodeId, name: impl Into<TaskName>, future: impl Future<Output = ()> + 'static) -> TaskId {
     with_state(|s| s.spawn(node, name.into(), false, Box::pin(future)))
 }
 
 /// Spawns a daemon on `node`: a periodic role that does not keep the run alive and is not
 /// named in a hang (the sweeper, a timer poller, a fault injector).
-pub fn spawn_daemon_on(node: NodeId, name: impl Into<Rc<str>>, future: impl Future<Output = ()> + 'static) -> TaskId {
+pub fn spawn_daemon_on(node: NodeId, name: impl Into<TaskName>, future: impl Future<Output = ()> + 'static) -> TaskId {
     with_state(|s| s.spawn(node, name.into(), true, Box::pin(future)))
 }
 

@@ -388,7 +388,7 @@ impl<S: 'static> StateLane<S> {
     /// Starts long-running work from a turn without handing it the lane (spec 003 §6 kind
     /// ②): the work runs in a task of its own, whose synchronous prefix runs later, after
     /// the current turn — so it can enter this lane normally once the turn has ended.
-    pub fn start_detached(&self, name: impl Into<Rc<str>>, work: impl Future<Output = ()> + 'static) {
+    pub fn start_detached(&self, name: impl Into<executor::TaskName>, work: impl Future<Output = ()> + 'static) {
         let task = executor::spawn(name, work);
         if self.inner.flaws.inherit_marker {
             executor::leak_marker(task, executor::current_lane());

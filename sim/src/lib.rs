@@ -34,7 +34,7 @@ pub use cell::{CellId, Settled, Snapshot, SnapshotUse, VersionedCell};
 pub use checker::{Check, Checker, CheckerKind, CheckerSpec, Registry, UnknownChecker};
 pub use determinism::check_determinism;
 pub use entropy::{Entropy, Stream, Tape, TapeError};
-pub use executor::{Executor, Step, TaskId};
+pub use executor::{Executor, Step, TaskId, TaskName};
 pub use lane::{LaneError, LaneEvent, LaneFlaws, StateLane};
 pub use node::{NodeClock, NodeId, NodeStatus};
 pub use run::{simulate, Budgets, EntropyMode, Outcome, RunConfig};
