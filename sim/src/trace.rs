@@ -187,7 +187,11 @@ pub struct TraceHasher {
 
 impl Default for TraceHasher {
     fn default() -> Self {
-        TraceHasher { fingerprint: Fingerprint::default(), inline: Box::new([0; ENCODE_INLINE_BYTES]), overflow: Vec::new() }
+        TraceHasher {
+            fingerprint: Fingerprint::default(),
+            inline: Box::new([0; ENCODE_INLINE_BYTES]),
+            overflow: Vec::new(),
+        }
     }
 }
 

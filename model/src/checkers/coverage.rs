@@ -166,12 +166,8 @@ impl Coverage {
             }
             (Situation::SkewedReplicaClaimed, E::ClaimGranted { process: Some(p), .. }) => {
                 // Process ids are handed out in boot order, replica i's first process is i+1.
-                let replica = self
-                    .replica_process
-                    .iter()
-                    .find(|(_, q)| *q == p)
-                    .map(|(r, _)| r)
-                    .unwrap_or(p.0.saturating_sub(1));
+                let replica =
+                    self.replica_process.iter().find(|(_, q)| *q == p).map(|(r, _)| r).unwrap_or(p.0.saturating_sub(1));
                 self.skewed.contains(replica)
             }
             (Situation::PullTaskCompleted, E::TaskCompleted { .. }) => true,

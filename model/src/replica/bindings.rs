@@ -140,11 +140,17 @@ impl Bindings {
         let used = match route {
             Route::Settled(s) => {
                 let s = s.clone();
-                self.lane.run_with(move |t| t.routes.get(instance).expect("routed instances have a cell").judge_settled_use(&s)).await?
+                self.lane
+                    .run_with(move |t| {
+                        t.routes.get(instance).expect("routed instances have a cell").judge_settled_use(&s)
+                    })
+                    .await?
             }
             Route::Snapshot(s) => {
                 let s = s.clone();
-                self.lane.run_with(move |t| t.routes.get(instance).expect("routed instances have a cell").judge_use(&s)).await?
+                self.lane
+                    .run_with(move |t| t.routes.get(instance).expect("routed instances have a cell").judge_use(&s))
+                    .await?
             }
         };
         self.world().emit(ModelEvent::SnapshotUsed { process: self.process, instance, used });
