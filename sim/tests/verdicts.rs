@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use sutra_sim_core::entropy::Stream;
 use sutra_sim_core::executor::{self as sim, sleep, yield_now};
+use sutra_sim_core::lane::StateLane;
 use sutra_sim_core::sync::oneshot;
 use sutra_sim_core::{
     check_determinism, simulate, Budget, Checker, EntropyMode, EventKind, Outcome, RunConfig, StrategyConfig, Tape,
@@ -117,6 +118,55 @@ fn the_timer_of_a_killed_task_does_not_hide_a_hang() {
         out.verdict
     );
     assert_eq!(out.sim_time.as_millis(), 1);
+}
+
+/// Two lanes whose turns sleep for `first_ms` and `second_ms`: the second-registered lane's
+/// turn starts first. With a stall bound of 100 ms, returns how the run ended.
+fn lane_turns_sleeping(first_ms: u64, second_ms: u64) -> Outcome<Ev> {
+    let mut config = RunConfig::seeded(1);
+    config.stall_bound = Some(Duration::from_millis(100));
+    simulate(&config, no_checkers(), |_| {
+        let a = StateLane::new("lane-a", ());
+        let b = StateLane::new("lane-b", ());
+        sim::spawn("holds-b", async move {
+            let _ = b.run(sleep(Duration::from_millis(second_ms))).await;
+        });
+        sim::spawn("holds-a", async move {
+            sleep(Duration::from_millis(10)).await;
+            let _ = a.run(sleep(Duration::from_millis(first_ms))).await;
+        });
+    })
+}
+
+#[test]
+fn a_lane_turn_held_past_the_stall_bound_is_a_hang_naming_the_lane() {
+    // A deadlock hidden behind timers: the turn never ends, but time goes on.
+    match lane_turns_sleeping(10, 3_600_000).verdict {
+        Verdict::Hang { message, stuck } => {
+            assert!(message.contains("lane lane-b has held one turn"), "{message}");
+            assert_eq!(stuck, vec!["world/lane:lane-b".to_string()]);
+        }
+        other => panic!("expected a hang, got {other}"),
+    }
+}
+
+#[test]
+fn stalled_lanes_are_named_in_registration_order_whichever_turn_began_first() {
+    // lane-b's turn began first, but both are past the bound when it is checked; the
+    // message names the first registered, and both holders are listed.
+    match lane_turns_sleeping(3_600_000, 3_600_000).verdict {
+        Verdict::Hang { message, stuck } => {
+            assert!(message.contains("lane lane-a has held one turn"), "{message}");
+            assert_eq!(stuck, vec!["world/lane:lane-a".to_string(), "world/lane:lane-b".to_string()]);
+        }
+        other => panic!("expected a hang, got {other}"),
+    }
+}
+
+#[test]
+fn lane_turns_shorter_than_the_stall_bound_pass() {
+    let out = lane_turns_sleeping(90, 95);
+    assert!(out.verdict.is_pass(), "{}", out.verdict);
 }
 
 #[test]
