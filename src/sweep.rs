@@ -73,15 +73,17 @@ impl SweepPlan {
         self.seeds_per_scenario() * self.scenarios.len() as u64
     }
 
-    /// The `i`-th (scenario, seed) pair of this plan, in plan order: scenario by scenario,
-    /// seeds ascending.
+    /// The `i`-th (scenario, seed) pair of this plan, in plan order: seeds ascending, and
+    /// for each seed every scenario in turn. Interleaved so that a sweep cut short by
+    /// `--time-budget` or a signal has covered every scenario alike, rather than the first
+    /// scenarios fully and the last not at all.
     pub fn item(&self, i: u64) -> Option<(usize, u64)> {
-        let per = self.seeds_per_scenario();
         if i >= self.item_count() {
             return None;
         }
+        let scenarios = self.scenarios.len() as u64;
         let (index, of) = self.shard.unwrap_or((0, 1));
-        Some(((i / per) as usize, self.start + index + (i % per) * of))
+        Some(((i % scenarios) as usize, self.start + index + (i / scenarios) * of))
     }
 
     /// Every (scenario, seed) pair this plan covers, in order (for small plans and tests;
@@ -356,9 +358,8 @@ mod tests {
             let mut p = plan(1, shard);
             p.scenarios.push(Scenario::built_in("migration").unwrap());
             let (index, of) = shard.unwrap_or((0, 1));
-            let expected: Vec<(usize, u64)> = (0..2)
-                .flat_map(|s| (0..p.count).filter(move |o| o % of == index).map(move |o| (s, p.start + o)))
-                .collect();
+            let expected: Vec<(usize, u64)> =
+                (0..p.count).filter(|o| o % of == index).flat_map(|o| (0..2).map(move |s| (s, p.start + o))).collect();
             assert_eq!(p.items(), expected, "shard {shard:?}");
             assert_eq!(p.item_count(), expected.len() as u64);
             assert_eq!(p.item(p.item_count()), None);
