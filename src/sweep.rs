@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use sutra_sim_core::{EntropyMode, StrategyConfig, Verdict};
+use sutra_sim_core::{StrategyConfig, Verdict};
 use sutra_sim_model::{Mutant, RunOptions, Scenario};
 
 use crate::plugin::CheckerSet;
@@ -229,12 +229,7 @@ pub fn run(plan: &SweepPlan, stop: &AtomicBool, progress: &(dyn Fn(u64, u64) + S
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some((s, seed)) = plan.item(i) else { break };
                     let checkers = factories[s].iter().map(|f| f()).collect();
-                    let options = RunOptions {
-                        entropy: EntropyMode::Seed(seed),
-                        strategy: plan.strategy,
-                        mutant: plan.mutant,
-                        keep_trace: false,
-                    };
+                    let options = RunOptions::for_seed(seed, plan.strategy, plan.mutant);
                     let mut result =
                         SeedResult::of(seed, sutra_sim_model::run_with(&plan.scenarios[s], &options, checkers));
                     result.scenario = s;

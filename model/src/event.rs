@@ -73,9 +73,12 @@ impl Component {
     /// How many components there are.
     pub const COUNT: usize = 1;
 
-    /// The component's position, below [`Component::COUNT`].
+    /// The component's position, below [`Component::COUNT`]. Exhaustive on purpose: a new
+    /// component does not compile until it has a position here (and `COUNT` beside it).
     pub fn index(self) -> usize {
-        self as usize
+        match self {
+            Component::Bindings => 0,
+        }
     }
 }
 

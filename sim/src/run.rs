@@ -78,7 +78,7 @@ impl RunConfig {
 pub struct Outcome<K> {
     /// How it ended.
     pub verdict: Verdict,
-    /// FNV-1a 64 of the trace up to the end (or the violating event).
+    /// The [`Fingerprint`](crate::trace::Fingerprint) of the trace up to the end (or the violating event).
     pub fingerprint: u64,
     /// Number of trace events judged.
     pub events: u64,
@@ -96,7 +96,7 @@ pub struct Outcome<K> {
     pub reached: Vec<String>,
     /// Sequence number of the event that failed an always-checker.
     pub failing_event: Option<u64>,
-    /// The name of every node of the run, indexed by [`NodeId`] (for stories and timelines).
+    /// The name of every node of the run, indexed by [`NodeId`](crate::node::NodeId) (for stories and timelines).
     pub node_names: Vec<String>,
 }
 

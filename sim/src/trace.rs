@@ -2,7 +2,8 @@
 //!
 //! Model code emits typed events through a [`Tracer`]; the runner stamps each with its
 //! sequence number, simulated time and node, feeds it to the checkers, and folds it into
-//! the run's **fingerprint**: FNV-1a 64 over the postcard encoding of (time, node, kind).
+//! the run's **fingerprint**: a word-at-a-time fold ([`Fingerprint`]) over the time, the
+//! node and the postcard encoding of the kind.
 //! Postcard's wire format is specified and endian-free, so the same run has the same
 //! fingerprint on any machine, independent of Rust's `Hash` implementation details.
 
