@@ -14,14 +14,67 @@
 use std::time::Duration;
 
 use sutra_sim_core::format_duration;
-use sutra_sim_model::faults::swarm::configured_on;
 use sutra_sim_model::faults::FaultKind;
 use sutra_sim_model::ratio::Ratio;
-use sutra_sim_model::scenario::Faults;
 use sutra_sim_model::Scenario;
 
-/// One scenario parameter as a knob.
-pub struct Knob {
+/// One scenario parameter as a knob: a field of the scenario, or a fault kind switched on
+/// or off (the fault table says which kinds there are).
+#[derive(Clone, Copy)]
+pub enum Knob {
+    /// A scenario field.
+    Field(&'static FieldKnob),
+    /// A fault kind (1: as configured, 0: off).
+    Fault(FaultKind),
+}
+
+impl Knob {
+    /// What it is, for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Knob::Field(k) => k.name,
+            Knob::Fault(kind) => kind.descriptor().shrink_knob,
+        }
+    }
+
+    /// The knob's value in a scenario: 0 at its simplest setting.
+    pub fn read(self, s: &Scenario) -> u32 {
+        match self {
+            Knob::Field(k) => (k.read)(s),
+            Knob::Fault(kind) => u32::from(s.faults.configured_on(kind)),
+        }
+    }
+
+    /// Sets the knob to a value lower than the scenario's.
+    pub fn lower(self, s: &mut Scenario, value: u32) {
+        match self {
+            Knob::Field(k) => (k.lower)(s, value),
+            Knob::Fault(kind) => s.faults.switch_off(kind),
+        }
+    }
+
+    /// The parameter's value in a scenario, as a person reads it in the file.
+    pub fn shown(self, s: &Scenario) -> String {
+        match self {
+            Knob::Field(k) => (k.shown)(s),
+            Knob::Fault(kind) => on_off(s.faults.configured_on(kind)),
+        }
+    }
+}
+
+/// The knobs, in the order the shrinker tries them: the fields that remove the most work,
+/// then every fault kind in table order, then the rest.
+pub fn knobs() -> &'static [Knob] {
+    static KNOBS: std::sync::OnceLock<Vec<Knob>> = std::sync::OnceLock::new();
+    KNOBS.get_or_init(|| {
+        let work = WORK_KNOBS.iter().map(Knob::Field);
+        let faults = FaultKind::ALL.iter().map(|&kind| Knob::Fault(kind));
+        work.chain(faults).chain(OTHER_KNOBS.iter().map(Knob::Field)).collect()
+    })
+}
+
+/// One scenario field as a knob.
+pub struct FieldKnob {
     /// What it is, for reports.
     pub name: &'static str,
     /// The knob's value in a scenario: 0 at its simplest setting.
@@ -32,96 +85,79 @@ pub struct Knob {
     pub shown: fn(&Scenario) -> String,
 }
 
-/// A knob that switches one fault kind off (1: as configured, 0: off).
-macro_rules! fault_knob {
-    ($kind:expr, $name:literal) => {
-        Knob {
-            name: $name,
-            read: |s| u32::from(configured_on(&s.faults, $kind)),
-            lower: |s, _| switch_off(&mut s.faults, $kind),
-            shown: |s| on_off(configured_on(&s.faults, $kind)),
-        }
-    };
-}
-
-/// The knobs, in the order the shrinker tries them.
-pub const KNOBS: &[Knob] = &[
-    Knob {
+/// The fields that remove the most work, tried first.
+const WORK_KNOBS: &[FieldKnob] = &[
+    FieldKnob {
         name: "workload.instances",
         read: |s| s.workload.instances - 1,
         lower: |s, v| s.workload.instances = v + 1,
         shown: |s| s.workload.instances.to_string(),
     },
-    Knob {
+    FieldKnob {
         name: "workload.steps",
         read: |s| s.workload.steps - 1,
         lower: |s, v| s.workload.steps = v + 1,
         shown: |s| s.workload.steps.to_string(),
     },
-    Knob {
+    FieldKnob {
         name: "topology.replicas",
         read: |s| s.topology.replicas - 1,
         lower: |s, v| s.topology.replicas = v + 1,
         shown: |s| s.topology.replicas.to_string(),
     },
-    Knob {
+    FieldKnob {
         name: "topology.lanes",
         read: |s| s.topology.lanes - 1,
         lower: |s, v| s.topology.lanes = v + 1,
         shown: |s| s.topology.lanes.to_string(),
     },
-    Knob {
+    FieldKnob {
         name: "workload.timer_weight",
         read: |s| u32::from(s.workload.timer_weight > 0),
         lower: |s, _| s.workload.timer_weight = 0,
         shown: |s| s.workload.timer_weight.to_string(),
     },
-    Knob {
+    FieldKnob {
         name: "workload.pull_weight",
         read: |s| u32::from(s.workload.pull_weight > 0),
         lower: |s, _| s.workload.pull_weight = 0,
         shown: |s| s.workload.pull_weight.to_string(),
     },
-    Knob {
+    FieldKnob {
         name: "topology.pull_workers",
         read: |s| s.topology.pull_workers,
         lower: |s, v| s.topology.pull_workers = v,
         shown: |s| s.topology.pull_workers.to_string(),
     },
-    fault_knob!(FaultKind::ReplicaCrash, "faults.replica_crash"),
-    fault_knob!(FaultKind::ProcessPause, "faults.process_pause"),
-    fault_knob!(FaultKind::Misroute, "faults.misroute"),
-    fault_knob!(FaultKind::ClockSkew, "faults.clock_skew"),
-    fault_knob!(FaultKind::Broker, "faults.broker"),
-    fault_knob!(FaultKind::Store, "faults.store"),
-    fault_knob!(FaultKind::SlowStep, "faults.slow_step"),
-    fault_knob!(FaultKind::TimerJitter, "faults.timer_jitter"),
-    fault_knob!(FaultKind::Lease, "faults.lease"),
-    Knob {
+];
+
+/// The fields tried after the fault kinds.
+const OTHER_KNOBS: &[FieldKnob] = &[
+    FieldKnob {
         name: "admin.migration_per_tick",
         read: |s| u32::from(!s.admin.migration_per_tick.is_never()),
         lower: |s, _| s.admin.migration_per_tick = Ratio::NEVER,
         shown: |s| on_off(!s.admin.migration_per_tick.is_never()),
     },
-    Knob {
+    FieldKnob {
         name: "workload.validation_error",
         read: |s| u32::from(!s.workload.validation_error.is_never()),
         lower: |s, _| s.workload.validation_error = Ratio::NEVER,
         shown: |s| on_off(!s.workload.validation_error.is_never()),
     },
-    Knob {
+    FieldKnob {
         name: "workload.unexpected_failure",
         read: |s| u32::from(!s.workload.unexpected_failure.is_never()),
         lower: |s, _| s.workload.unexpected_failure = Ratio::NEVER,
         shown: |s| on_off(!s.workload.unexpected_failure.is_never()),
     },
-    Knob {
+    FieldKnob {
         name: "workload.panic",
         read: |s| u32::from(!s.workload.panic.is_never()),
         lower: |s, _| s.workload.panic = Ratio::NEVER,
         shown: |s| on_off(!s.workload.panic.is_never()),
     },
-    Knob {
+    FieldKnob {
         name: "phases.heal_at",
         read: |s| u32::try_from(s.phases.heal_at.as_millis()).unwrap_or(u32::MAX),
         lower: |s, v| s.phases.heal_at = Duration::from_millis(u64::from(v)),
@@ -129,37 +165,21 @@ pub const KNOBS: &[Knob] = &[
     },
 ];
 
-/// Switches one fault kind off: its options back to their defaults, which are "off".
-pub fn switch_off(faults: &mut Faults, kind: FaultKind) {
-    match kind {
-        FaultKind::ReplicaCrash => faults.replica_crash = Default::default(),
-        FaultKind::ProcessPause => faults.process_pause = Default::default(),
-        FaultKind::Misroute => faults.misroute = Default::default(),
-        FaultKind::ClockSkew => faults.clock_skew = Default::default(),
-        FaultKind::Broker => faults.broker = Default::default(),
-        FaultKind::Store => faults.store = Default::default(),
-        FaultKind::SlowStep => faults.slow_step = Default::default(),
-        FaultKind::TimerJitter => faults.timer_jitter = Default::default(),
-        FaultKind::Lease => faults.lease = Default::default(),
-    }
-    debug_assert!(!configured_on(faults, kind), "a fault kind's default options switch it off");
-}
-
 /// The knobs of `scenario`.
 pub fn read(scenario: &Scenario) -> Vec<u32> {
-    KNOBS.iter().map(|k| (k.read)(scenario)).collect()
+    knobs().iter().map(|k| k.read(scenario)).collect()
 }
 
 /// `base` with the knobs that are lower than its own set to their value, or `None` if the
 /// result is not a valid scenario.
 pub fn apply(base: &Scenario, knobs: &[u32]) -> Option<Scenario> {
-    assert_eq!(knobs.len(), KNOBS.len(), "one value per knob");
+    assert_eq!(knobs.len(), self::knobs().len(), "one value per knob");
     let mut scenario = base.clone();
-    for (knob, &value) in KNOBS.iter().zip(knobs) {
-        let current = (knob.read)(base);
-        assert!(value <= current, "knob {} only moves down: {value} > {current}", knob.name);
+    for (knob, &value) in self::knobs().iter().zip(knobs) {
+        let current = knob.read(base);
+        assert!(value <= current, "knob {} only moves down: {value} > {current}", knob.name());
         if value < current {
-            (knob.lower)(&mut scenario, value);
+            knob.lower(&mut scenario, value);
         }
     }
     scenario.validate().ok()?;
@@ -169,10 +189,10 @@ pub fn apply(base: &Scenario, knobs: &[u32]) -> Option<Scenario> {
 /// What shrinking changed between two scenarios, one `key before→after` per knob that
 /// moved, in the scenario file's own words (for notes and reports).
 pub fn describe_changes(before: &Scenario, after: &Scenario) -> Vec<String> {
-    KNOBS
+    knobs()
         .iter()
-        .filter(|k| (k.read)(before) != (k.read)(after))
-        .map(|k| format!("{} {}→{}", k.name, (k.shown)(before), (k.shown)(after)))
+        .filter(|k| k.read(before) != k.read(after))
+        .map(|k| format!("{} {}→{}", k.name(), k.shown(before), k.shown(after)))
         .collect()
 }
 
@@ -195,13 +215,13 @@ mod tests {
     #[test]
     fn all_knobs_at_zero_is_the_simplest_valid_scenario() {
         let s = Scenario::built_in("smoke").unwrap();
-        let zeros = vec![0; KNOBS.len()];
+        let zeros = vec![0; knobs().len()];
         let simplest = apply(&s, &zeros).expect("one relay-step instance on one lane, no faults, is valid");
         assert_eq!(read(&simplest), zeros);
         assert_eq!((simplest.topology.replicas, simplest.topology.lanes), (1, 1));
         assert_eq!((simplest.workload.instances, simplest.workload.steps), (1, 1));
         for kind in FaultKind::ALL {
-            assert!(!configured_on(&simplest.faults, kind), "{}", kind.name());
+            assert!(!simplest.faults.configured_on(*kind), "{}", kind.name());
         }
     }
 
@@ -209,7 +229,7 @@ mod tests {
     fn an_invalid_combination_is_no_scenario() {
         let s = Scenario::built_in("pull-workers").unwrap();
         let mut knobs = read(&s);
-        let pull_workers = KNOBS.iter().position(|k| k.name == "topology.pull_workers").unwrap();
+        let pull_workers = super::knobs().iter().position(|k| k.name() == "topology.pull_workers").unwrap();
         knobs[pull_workers] = 0;
         assert!(apply(&s, &knobs).is_none(), "pull steps need a pull worker");
     }
@@ -217,7 +237,7 @@ mod tests {
     #[test]
     fn changes_read_in_the_scenario_files_words() {
         let s = Scenario::built_in("smoke").unwrap();
-        let simplest = apply(&s, &vec![0; KNOBS.len()]).unwrap();
+        let simplest = apply(&s, &vec![0; knobs().len()]).unwrap();
         let changes = describe_changes(&s, &simplest);
         assert!(changes.contains(&"workload.instances 6→1".to_string()), "{changes:?}");
         assert!(changes.contains(&"faults.replica_crash on→off".to_string()), "{changes:?}");

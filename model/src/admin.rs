@@ -18,26 +18,26 @@ use crate::world::World;
 /// The operator: considers a migration every fault tick until the heal.
 pub async fn operator(world: Rc<World>) {
     loop {
-        sleep(world.faults.tick).await;
-        if world.healed.get() {
+        sleep(world.ctx.faults().tick).await;
+        if world.ctx.healed() {
             return;
         }
-        let rate = world.scenario.admin.migration_per_tick;
+        let rate = world.ctx.scenario().admin.migration_per_tick;
         if rate.is_never() || !rate.draw(streams::ADMIN) {
             continue;
         }
-        let instances = world.scenario.workload.instances;
+        let instances = world.ctx.scenario().workload.instances;
         let instance = crate::ids::InstanceId(executor::choose_in(streams::ADMIN, instances));
-        let replica = executor::choose_in(streams::ADMIN, world.scenario.topology.replicas);
-        let to_lane = executor::choose_in(streams::ADMIN, world.scenario.topology.lanes) as u16;
+        let replica = executor::choose_in(streams::ADMIN, world.ctx.scenario().topology.replicas);
+        let to_lane = executor::choose_in(streams::ADMIN, world.ctx.scenario().topology.lanes) as u16;
         let (node, surface) = {
-            let replicas = world.replicas.borrow();
+            let replicas = world.cluster.slots.borrow();
             let slot = &replicas[replica as usize];
             (slot.node, slot.surface.clone())
         };
         let Some(surface) = surface else { continue };
         if executor::node_status(node) != NodeStatus::Alive
-            || surface.process != world.replicas.borrow()[replica as usize].process
+            || surface.process != world.cluster.slots.borrow()[replica as usize].process
         {
             continue;
         }
@@ -54,41 +54,41 @@ async fn migrate(
     instance: crate::ids::InstanceId,
     to_lane: u16,
 ) {
-    let exec = world.new_exec();
+    let exec = world.ctx.new_exec();
     let process = surface.process;
-    let owner = if world.mutant_is(Mutant::MigrateWithLaneOwner) {
+    let owner = if world.ctx.mutant_is(Mutant::MigrateWithLaneOwner) {
         // The careless version: "the lane that runs it is the natural owner".
-        OwnerId::lane(process, world.home_lane(instance))
+        OwnerId::lane(process, world.routing.home_lane(instance))
     } else {
-        OwnerId::migration(world.new_operation())
+        OwnerId::migration(world.ctx.new_operation())
     };
     let path = ResumePath::Migration;
-    world.emit(ModelEvent::MigrationRequested { instance, exec, process, to_lane });
-    world.emit(ModelEvent::ClaimAttempt { instance, exec, owner, path });
+    world.ctx.emit(ModelEvent::MigrationRequested { instance, exec, process, to_lane });
+    world.ctx.emit(ModelEvent::ClaimAttempt { instance, exec, owner, path });
     match world.store.claim(instance, exec, owner, None, path).await {
         ClaimResult::Refused { .. } => {
-            world.emit(ModelEvent::Refusal {
+            world.ctx.emit(ModelEvent::Refusal {
                 instance,
                 exec,
                 path,
                 code: Code::MigrateClaimHeld,
                 reaction: Reaction::Conflict409,
             });
-            world.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::Refused });
+            world.ctx.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::Refused });
             return;
         }
         ClaimResult::Granted => {}
     }
     let (version, _) = world.store.read(instance).await;
-    world.emit(ModelEvent::Rehydrated { instance, exec, version });
+    world.ctx.emit(ModelEvent::Rehydrated { instance, exec, version });
     if surface.bindings.rebind(instance, to_lane).await.is_err() {
         world.store.release(instance, exec, owner).await;
-        world.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::LaneError });
+        world.ctx.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::LaneError });
         return;
     }
     if !world.store.migrate_commit(instance, exec, owner).await {
-        world.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::LostClaim });
+        world.ctx.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::LostClaim });
         return;
     }
-    world.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::Migrated });
+    world.ctx.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::Migrated });
 }

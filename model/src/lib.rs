@@ -9,6 +9,7 @@
 pub mod admin;
 pub mod broker;
 pub mod checkers;
+pub mod ctx;
 pub mod dense;
 pub mod event;
 pub mod faults;
@@ -17,7 +18,9 @@ pub mod mutant;
 pub mod pull;
 pub mod ratio;
 pub mod replica;
+pub mod routing;
 pub mod scenario;
+pub mod spec;
 pub mod store;
 pub mod streams;
 pub mod view;
@@ -33,7 +36,8 @@ pub use event::ModelEvent;
 pub use mutant::{Mutant, MUTANTS};
 pub use scenario::Scenario;
 pub use view::ModelView;
-use world::{ReplicaSlot, World};
+use replica::ReplicaSlot;
+use world::World;
 
 /// The checker type of this model.
 pub type ModelChecker = Box<dyn Checker<ModelEvent, ModelView>>;
@@ -69,34 +73,58 @@ pub fn setup(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<ModelE
     if scenario.faults.swarm {
         tracer.emit(ModelEvent::SwarmSelected { enabled });
     }
-    let world = Rc::new(World::new(scenario.clone(), faults.clone(), mutant, tracer.clone()));
+    let config = Rc::new(ctx::Config { scenario: scenario.clone(), faults });
+    let ctx = Rc::new(ctx::Context::new(config.clone(), mutant, tracer.clone()));
+    let broker = broker::Broker::new(
+        tracer.clone(),
+        scenario.topology.prefetch,
+        faults::broker::BrokerFaults::new(ctx.clone()),
+    );
+    let store = store::Store::new(
+        tracer.clone(),
+        broker.clone(),
+        faults::store::StoreFaults::new(ctx.clone()),
+        scenario.workload.relay_delay_max,
+        scenario.timeouts.store_latency_max,
+        scenario.timeouts.claim_timeout,
+    );
+    let world = Rc::new(World {
+        ctx,
+        store,
+        broker,
+        routing: Rc::new(routing::Routing::new(scenario.topology.lanes)),
+        cluster: Rc::new(replica::Cluster::default()),
+        zombies: Default::default(),
+    });
+    let deps = world.replica_deps();
     for index in 0..scenario.topology.replicas {
-        let w = world.clone();
-        let boot: sutra_sim_core::node::BootFn = Rc::new(move |node| replica::boot(&w, index, node));
-        world.replicas.borrow_mut().push(ReplicaSlot {
+        let deps = deps.clone();
+        let boot: sutra_sim_core::node::BootFn = Rc::new(move |node| replica::boot(&deps, index, node));
+        world.cluster.slots.borrow_mut().push(ReplicaSlot {
             node: NodeId::WORLD,
             process: ids::ProcessId(0),
             surface: None,
             skew_ms: 0,
         });
         let node = executor::add_node(format!("replica-{index}"), Some(boot));
-        world.replicas.borrow_mut()[index as usize].node = node;
+        world.cluster.slots.borrow_mut()[index as usize].node = node;
     }
+    let mut pull_workers = Vec::new();
     for worker in 0..scenario.topology.pull_workers {
-        let w = world.clone();
+        let (ctx, store) = (world.ctx.clone(), world.store.clone());
         let boot: sutra_sim_core::node::BootFn = Rc::new(move |node| {
-            executor::spawn_daemon_on(node, "pull-worker", pull::run(w.clone(), worker));
+            executor::spawn_daemon_on(node, "pull-worker", pull::run(ctx.clone(), store.clone(), worker));
         });
-        let node = executor::add_node(format!("pull-worker-{worker}"), Some(boot));
-        world.pull_workers.borrow_mut().push(node);
+        pull_workers.push(executor::add_node(format!("pull-worker-{worker}"), Some(boot)));
     }
+    debug_assert_eq!(pull_workers.len(), scenario.topology.pull_workers as usize);
     faults::clock_skew::skew_clocks(&world);
     workload::start(&world);
     executor::spawn_daemon_on(NodeId::WORLD, "fault-injector", faults::inject(world.clone()));
     executor::spawn_daemon_on(NodeId::WORLD, "operator", admin::operator(world.clone()));
     executor::spawn_daemon_on(NodeId::WORLD, "broker:liveness", faults::crash::broker_liveness(world.clone()));
     executor::spawn_on(NodeId::WORLD, "driver", workload::drive(world.clone()));
-    ModelView::new(scenario.clone(), faults, world.store.state())
+    ModelView::new(config, world.store.state())
 }
 
 /// Runs `scenario` once with the given checkers.

@@ -7,26 +7,27 @@ use std::time::Duration;
 
 use sutra_sim_core::executor::sleep;
 
+use crate::ctx::Context;
+use crate::store::Store;
 use crate::event::ModelEvent;
 use crate::streams;
-use crate::world::World;
 
 /// How often an idle worker asks for a task.
 pub const PULL_POLL_INTERVAL: Duration = Duration::from_millis(500);
 
 /// The loop of pull worker `worker`.
-pub async fn run(world: Rc<World>, worker: u32) {
-    let lock_duration = world.scenario.timeouts.task_lock_duration;
+pub async fn run(ctx: Rc<Context>, store: Store, worker: u32) {
+    let lock_duration = ctx.scenario().timeouts.task_lock_duration;
     loop {
         sleep(PULL_POLL_INTERVAL).await;
         // Skip the polls that cannot find a task (see `Store::earliest_task_lockable`).
-        if !world.store.idle_until_work(world.store.earliest_task_lockable(), PULL_POLL_INTERVAL).await {
+        if !store.idle_until_work(store.earliest_task_lockable(), PULL_POLL_INTERVAL).await {
             continue;
         }
-        let Some(task) = world.store.lock_task(worker, lock_duration).await else { continue };
-        world.emit(ModelEvent::TaskLocked { instance: task.instance, worker });
-        sleep(streams::millis_up_to(streams::PULL, world.scenario.workload.pull_work_max)).await;
+        let Some(task) = store.lock_task(worker, lock_duration).await else { continue };
+        ctx.emit(ModelEvent::TaskLocked { instance: task.instance, worker });
+        sleep(streams::millis_up_to(streams::PULL, ctx.scenario().workload.pull_work_max)).await;
         // The completion re-enters as a fresh relay, published by the store's outbox.
-        world.store.complete_task(worker, task.instance, task.expects).await;
+        store.complete_task(worker, task.instance, task.expects).await;
     }
 }

@@ -10,10 +10,7 @@ use serde::{Deserialize, Serialize};
 use sutra_sim_core::time::serde_duration;
 use sutra_sim_core::{format_duration, Budgets, StrategyConfig};
 
-use crate::faults::options::{
-    BrokerOptions, ClockSkewOptions, LeaseOptions, MisrouteOptions, ProcessPauseOptions, ReplicaCrashOptions,
-    SlowStepOptions, StoreOptions, TimerJitterOptions,
-};
+pub use crate::faults::kind::Faults;
 use crate::ratio::Ratio;
 
 /// Most replicas, lanes, instances and steps a scenario may ask for.
@@ -185,78 +182,6 @@ impl Default for Timeouts {
             task_lock_duration: Duration::from_secs(120),
             broker_liveness_interval: Duration::from_secs(1),
         }
-    }
-}
-
-/// Fault kinds and their options, one table per kind (DESIGN.md §6).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Faults {
-    /// Per seed, switch each fault kind on or off and scale its rates (swarm testing).
-    pub swarm: bool,
-    /// How often the fault injector considers the per-tick faults.
-    #[serde(with = "serde_duration")]
-    pub tick: Duration,
-    /// Replica crash.
-    pub replica_crash: ReplicaCrashOptions,
-    /// Process pause (and the replacement variant).
-    pub process_pause: ProcessPauseOptions,
-    /// Mis-routing to the wrong lane or replica, and routing-hash changes.
-    pub misroute: MisrouteOptions,
-    /// Clock offset, drift and steps.
-    pub clock_skew: ClockSkewOptions,
-    /// Broker duplicate, delay and reorder.
-    pub broker: BrokerOptions,
-    /// Store latency spikes, aborts and unavailability.
-    pub store: StoreOptions,
-    /// Live-but-slow steps.
-    pub slow_step: SlowStepOptions,
-    /// Late timers.
-    pub timer_jitter: TimerJitterOptions,
-    /// The sweeper lease holder dying or pausing.
-    pub lease: LeaseOptions,
-}
-
-impl Default for Faults {
-    fn default() -> Self {
-        Faults {
-            swarm: false,
-            tick: Duration::from_secs(1),
-            replica_crash: Default::default(),
-            process_pause: Default::default(),
-            misroute: Default::default(),
-            clock_skew: Default::default(),
-            broker: Default::default(),
-            store: Default::default(),
-            slow_step: Default::default(),
-            timer_jitter: Default::default(),
-            lease: Default::default(),
-        }
-    }
-}
-
-impl Faults {
-    /// True if some fault causes contention or mis-routing by design, so claim bounces are
-    /// expected and the quiet-bounce-meter has nothing to say.
-    pub fn contention_expected(&self) -> bool {
-        let on = |r: Ratio| !r.is_never();
-        on(self.misroute.per_delivery)
-            || on(self.misroute.hash_change_per_tick)
-            || on(self.broker.duplicate_per_delivery)
-            || on(self.broker.delay_per_delivery)
-            || on(self.broker.reorder_per_delivery)
-            || on(self.slow_step.per_step)
-            || on(self.process_pause.per_tick)
-            || on(self.replica_crash.per_tick)
-            || on(self.lease.holder_crash_per_tick)
-            || on(self.lease.holder_pause_per_tick)
-            || on(self.store.abort_per_call)
-            || on(self.store.unavailable_per_tick)
-            || on(self.store.latency_spike_per_call)
-            || on(self.timer_jitter.late_per_fire)
-            || on(self.clock_skew.step_per_tick)
-            || !self.clock_skew.offset_max.is_zero()
-            || self.clock_skew.drift_ppm_max > 0
     }
 }
 
@@ -468,11 +393,11 @@ impl Scenario {
                 format_duration(tt.claim_timeout)
             ));
         }
-        if self.faults.store.unavailable_max >= crate::store::RETRY_HORIZON {
+        if self.faults.store.unavailable_max >= crate::spec::RETRY_HORIZON {
             return Err(format!(
                 "faults.store.unavailable_max ({}) must stay below the store client's retry horizon ({})",
                 format_duration(self.faults.store.unavailable_max),
-                format_duration(crate::store::RETRY_HORIZON)
+                format_duration(crate::spec::RETRY_HORIZON)
             ));
         }
         if self.phases.heal_at >= self.run.sim_time_max {

@@ -22,17 +22,8 @@ use crate::dense::DenseMap;
 use crate::event::{ModelEvent, WriteKind};
 use crate::faults::store::StoreFaults;
 use crate::ids::{ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
+use crate::spec::{RETRY_ATTEMPTS_MAX, RETRY_BACKOFF_BASE, RETRY_BACKOFF_MAX};
 use crate::streams;
-
-/// First wait before retrying a call the store refused.
-pub const RETRY_BACKOFF_BASE: Duration = Duration::from_millis(20);
-/// Longest wait between retries.
-pub const RETRY_BACKOFF_MAX: Duration = Duration::from_secs(1);
-/// Most attempts of one call.
-pub const RETRY_ATTEMPTS_MAX: u32 = 24;
-/// A lower bound on how long the client keeps retrying one call: the sum of its backoffs
-/// (20+40+…+640 ms, then 1 s each). Store unavailability must stay below it.
-pub const RETRY_HORIZON: Duration = Duration::from_secs(15);
 
 /// What an instance waits for before its next step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

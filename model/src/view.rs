@@ -6,20 +6,20 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::ids::{InstanceId, OwnerId};
+use crate::ctx::Config;
 use crate::scenario::{Faults, Scenario};
 use crate::store::StoreState;
 
 /// What a checker may read besides the events.
 pub struct ModelView {
-    scenario: Scenario,
-    faults: Faults,
+    config: Rc<Config>,
     store: Rc<RefCell<StoreState>>,
 }
 
 impl ModelView {
-    /// A view of `store` under `scenario`, with the effective `faults` of this seed.
-    pub fn new(scenario: Scenario, faults: Faults, store: Rc<RefCell<StoreState>>) -> ModelView {
-        ModelView { scenario, faults, store }
+    /// A view of `store` under the run's `config` (the scenario and this seed's effective faults).
+    pub fn new(config: Rc<Config>, store: Rc<RefCell<StoreState>>) -> ModelView {
+        ModelView { config, store }
     }
 
     /// A weak handle on the store's state: it dies with the world (for leak tests).
@@ -30,12 +30,12 @@ impl ModelView {
 
     /// The scenario being run.
     pub fn scenario(&self) -> &Scenario {
-        &self.scenario
+        &self.config.scenario
     }
 
     /// The fault rates in force for this seed (after swarm selection).
     pub fn faults(&self) -> &Faults {
-        &self.faults
+        &self.config.faults
     }
 
     /// Instances that have not committed every step.

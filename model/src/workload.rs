@@ -20,7 +20,7 @@ pub const DRIVER_POLL_INTERVAL: Duration = Duration::from_millis(500);
 
 /// Draws each instance's plan and publishes its first relay.
 pub fn start(world: &Rc<World>) {
-    let w = &world.scenario.workload;
+    let w = &world.ctx.scenario().workload;
     let total = w.relay_weight + w.timer_weight + w.pull_weight;
     for _ in 0..w.instances {
         // The first step is always started by a relay (the instance's creation message).
@@ -36,16 +36,16 @@ pub fn start(world: &Rc<World>) {
             });
         }
         let instance = world.store.create_instance(plan);
-        world.emit(ModelEvent::InstanceStarted { instance, steps: w.steps });
+        world.ctx.emit(ModelEvent::InstanceStarted { instance, steps: w.steps });
         let relay = Relay { message: world.broker.new_message(), instance, expects: 0, path: ResumePath::Relay };
-        world.emit(ModelEvent::RelayPublished { instance, message: relay.message, step: 1 });
+        world.ctx.emit(ModelEvent::RelayPublished { instance, message: relay.message, step: 1 });
         world.broker.publish(relay, streams::millis_up_to(streams::BROKER, w.relay_delay_max));
     }
 }
 
 /// Waits for the end of the run, then reads the bounce meter and finishes.
 pub async fn drive(world: Rc<World>) {
-    let deadline = executor::now().add(world.scenario.phases.heal_at + world.scenario.completion_bound());
+    let deadline = executor::now().add(world.ctx.scenario().phases.heal_at + world.ctx.scenario().completion_bound());
     loop {
         sleep(DRIVER_POLL_INTERVAL).await;
         let settled = {
@@ -53,7 +53,7 @@ pub async fn drive(world: Rc<World>) {
             let s = store.borrow();
             s.instances.iter().all(|r| r.completed() && r.owner.is_none())
         };
-        if (settled && world.healed.get()) || executor::now() >= deadline {
+        if (settled && world.ctx.healed()) || executor::now() >= deadline {
             break;
         }
         if settled {
@@ -61,7 +61,7 @@ pub async fn drive(world: Rc<World>) {
             crate::faults::heal(&world);
         }
     }
-    let (relay, timer) = world.bounces.get();
-    world.emit(ModelEvent::BounceMeter { relay, timer });
+    let (relay, timer) = world.ctx.bounces();
+    world.ctx.emit(ModelEvent::BounceMeter { relay, timer });
     executor::finish();
 }

@@ -9,7 +9,7 @@ use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
 use crate::dense::{DenseMap, DenseSet};
 use crate::event::{ModelEvent, Reaction};
-use crate::faults::FaultKind;
+use crate::faults::kind::FaultKind;
 use crate::ids::{ExecId, OwnerId, ProcessId};
 use crate::scenario::Scenario;
 use crate::view::ModelView;
@@ -42,18 +42,6 @@ pub enum Situation {
     /// A fault of this kind was injected.
     Fault(FaultKind),
 }
-
-const FAULT_SITUATIONS: [(Situation, &str, &str); 9] = [
-    (Situation::Fault(FaultKind::ReplicaCrash), "fault-replica-crash", "a replica crash was injected"),
-    (Situation::Fault(FaultKind::ProcessPause), "fault-process-pause", "a process pause was injected"),
-    (Situation::Fault(FaultKind::Misroute), "fault-misroute", "a mis-route was injected"),
-    (Situation::Fault(FaultKind::ClockSkew), "fault-clock-skew", "a clock skew was injected"),
-    (Situation::Fault(FaultKind::Broker), "fault-broker", "a broker fault was injected"),
-    (Situation::Fault(FaultKind::Store), "fault-store", "a store fault was injected"),
-    (Situation::Fault(FaultKind::SlowStep), "fault-slow-step", "a slow step was injected"),
-    (Situation::Fault(FaultKind::TimerJitter), "fault-timer-jitter", "a late timer was injected"),
-    (Situation::Fault(FaultKind::Lease), "fault-lease", "a lease-holder fault was injected"),
-];
 
 const SITUATIONS: [(Situation, &str, &str); 11] = [
     (Situation::RelayRefused, "sometimes-relay-refused", "a refused relay was requeued"),
@@ -89,12 +77,21 @@ pub struct Coverage {
     skewed: DenseSet<u32>,
 }
 
+/// One property per fault kind, from the fault table: the kind was injected.
+fn fault_situations() -> impl Iterator<Item = (Situation, &'static str, &'static str)> {
+    FaultKind::ALL.iter().map(|&kind| {
+        let d = kind.descriptor();
+        (Situation::Fault(kind), d.coverage, d.coverage_description)
+    })
+}
+
 /// Every coverage property's registration.
 pub fn specs() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
     SITUATIONS
         .iter()
-        .chain(FAULT_SITUATIONS.iter())
-        .map(|&(situation, name, description)| CheckerSpec {
+        .copied()
+        .chain(fault_situations())
+        .map(|(situation, name, description)| CheckerSpec {
             name,
             kind: CheckerKind::Sometimes,
             description,
@@ -216,17 +213,16 @@ impl Checker<ModelEvent, ModelView> for Coverage {
 /// The coverage properties a scenario can be expected to reach: each situation needs the
 /// faults or load that provoke it. A sweep flags an expected property no seed reached.
 pub fn expected(scenario: &Scenario) -> Vec<&'static str> {
-    use crate::faults::swarm::configured_on;
     let f = &scenario.faults;
     let w = &scenario.workload;
-    let on = |k| configured_on(f, k);
+    let on = |k| f.configured_on(k);
     let crash = on(FaultKind::ReplicaCrash) || f.lease.holder_crash_per_tick != crate::ratio::Ratio::NEVER;
     let pause = on(FaultKind::ProcessPause) || f.lease.holder_pause_per_tick != crate::ratio::Ratio::NEVER;
     let migration = !scenario.admin.migration_per_tick.is_never();
     let contention =
         crash || pause || migration || on(FaultKind::Misroute) || on(FaultKind::Broker) || on(FaultKind::SlowStep);
     let mut names = Vec::new();
-    for (situation, name, _) in SITUATIONS.iter().chain(FAULT_SITUATIONS.iter()) {
+    for (situation, name, _) in SITUATIONS.iter().copied().chain(fault_situations()) {
         let expected = match situation {
             Situation::RelayRefused => contention,
             // A timer fire only meets a held claim when something else holds the instance
@@ -243,10 +239,10 @@ pub fn expected(scenario: &Scenario) -> Vec<&'static str> {
             Situation::SkewedReplicaClaimed => !f.clock_skew.offset_max.is_zero() || f.clock_skew.drift_ppm_max > 0,
             Situation::PullTaskCompleted => w.pull_weight > 0,
             Situation::BrokerRedelivered => crash || contention,
-            Situation::Fault(kind) => on(*kind),
+            Situation::Fault(kind) => on(kind),
         };
         if expected {
-            names.push(*name);
+            names.push(name);
         }
     }
     names
@@ -316,7 +312,7 @@ mod tests {
     #[test]
     fn every_situation_is_reached_by_its_history_and_only_by_it() {
         let all: Vec<(Situation, &str)> =
-            SITUATIONS.iter().chain(FAULT_SITUATIONS.iter()).map(|(s, n, _)| (*s, *n)).collect();
+            SITUATIONS.iter().copied().chain(fault_situations()).map(|(s, n, _)| (s, n)).collect();
         for &(situation, name) in &all {
             let history: Vec<(u64, ModelEvent)> = history_reaching(situation).into_iter().map(|e| (1, e)).collect();
             assert_eq!(feed(&mut Coverage::new(situation, name), history.clone()), Check::Reached, "{name}");

@@ -84,11 +84,7 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
                     (ResumePath::Relay | ResumePath::PullCompletion, Reaction::Requeued) => true,
                     (ResumePath::Migration, Reaction::Conflict409) => true,
                     (ResumePath::Timer, Reaction::Deferred { attempt, backoff_ms }) => {
-                        let least = crate::replica::execution::backoff(
-                            t.timer_backoff_base,
-                            t.timer_backoff_max,
-                            (*attempt).max(1),
-                        );
+                        let least = least_backoff(t.timer_backoff_base, t.timer_backoff_max, (*attempt).max(1));
                         if u128::from(*backoff_ms) < least.as_millis() {
                             return Check::Fail(format!(
                                 "timer fire of instance {} refused {attempt} time(s) was deferred by {backoff_ms}ms, below the backoff {}ms (R5)",
@@ -129,6 +125,20 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
         }
         Check::Ok
     }
+}
+
+/// The least deferral R5 allows after `attempt` refusals: capped exponential backoff,
+/// `base` doubled for every refusal after the first, never above `cap`. The checker's own
+/// reading of the spec's parameters — not the model's formula, which it judges.
+fn least_backoff(base: std::time::Duration, cap: std::time::Duration, attempt: u32) -> std::time::Duration {
+    let mut least = base.min(cap);
+    for _ in 1..attempt {
+        if least >= cap {
+            break;
+        }
+        least = least.saturating_mul(2).min(cap);
+    }
+    least
 }
 
 #[cfg(test)]

@@ -20,13 +20,13 @@ fn signed_up_to(max: u32) -> i64 {
 
 /// Draws every replica's offset and drift at the start of the run.
 pub fn skew_clocks(world: &Rc<World>) {
-    let options = &world.faults.clock_skew;
+    let options = &world.ctx.faults().clock_skew;
     let offset_max_ms = options.offset_max.as_millis() as u32;
     let drift_max = options.drift_ppm_max;
     if offset_max_ms == 0 && drift_max == 0 {
         return;
     }
-    let nodes: Vec<_> = world.replicas.borrow().iter().map(|r| r.node).collect();
+    let nodes: Vec<_> = world.cluster.slots.borrow().iter().map(|r| r.node).collect();
     for (index, node) in nodes.into_iter().enumerate() {
         let offset_ms = if offset_max_ms > 0 { signed_up_to(offset_max_ms) } else { 0 };
         let drift_ppm = if drift_max > 0 { signed_up_to(drift_max) as i32 } else { 0 };
@@ -34,11 +34,9 @@ pub fn skew_clocks(world: &Rc<World>) {
             continue;
         }
         executor::set_clock(node, NodeClock { offset_ns: offset_ms * 1_000_000, drift_ppm });
-        world.replicas.borrow_mut()[index].skew_ms = offset_ms;
-        world.tracer.emit_on(node, ModelEvent::ClockSkewed { replica: index as u32, offset_ms });
-        super::report(
-            world,
-            FaultKind::ClockSkew,
+        world.cluster.slots.borrow_mut()[index].skew_ms = offset_ms;
+        world.ctx.tracer.emit_on(node, ModelEvent::ClockSkewed { replica: index as u32, offset_ms });
+        world.ctx.report(FaultKind::ClockSkew,
             Some(index as u32),
             std::time::Duration::from_millis(offset_ms.unsigned_abs()),
         );
@@ -47,20 +45,20 @@ pub fn skew_clocks(world: &Rc<World>) {
 
 /// Draws whether a replica's clock steps this tick, and by how much.
 pub fn maybe_step(world: &Rc<World>) {
-    let options = &world.faults.clock_skew;
+    let options = &world.ctx.faults().clock_skew;
     let step_max_ms = options.step_max.as_millis() as u32;
-    if step_max_ms == 0 || !world.fault(options.step_per_tick) {
+    if step_max_ms == 0 || !world.ctx.fires(super::tick_gate(FaultKind::ClockSkew), options.step_per_tick) {
         return;
     }
-    let replicas = world.replicas.borrow().len() as u32;
+    let replicas = world.cluster.slots.borrow().len() as u32;
     let index = executor::choose_in(streams::FAULTS, replicas);
-    let node = world.replicas.borrow()[index as usize].node;
+    let node = world.cluster.slots.borrow()[index as usize].node;
     let step_ms = signed_up_to(step_max_ms);
     let mut clock = executor::clock(node);
     clock.offset_ns += step_ms * 1_000_000;
     executor::set_clock(node, clock);
     let offset_ms = clock.offset_ns / 1_000_000;
-    world.replicas.borrow_mut()[index as usize].skew_ms = offset_ms;
-    world.tracer.emit_on(node, ModelEvent::ClockSkewed { replica: index, offset_ms });
-    super::report(world, FaultKind::ClockSkew, Some(index), std::time::Duration::from_millis(step_ms.unsigned_abs()));
+    world.cluster.slots.borrow_mut()[index as usize].skew_ms = offset_ms;
+    world.ctx.tracer.emit_on(node, ModelEvent::ClockSkewed { replica: index, offset_ms });
+    world.ctx.report(FaultKind::ClockSkew, Some(index), std::time::Duration::from_millis(step_ms.unsigned_abs()));
 }

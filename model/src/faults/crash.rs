@@ -16,7 +16,8 @@ use crate::world::World;
 /// Alive replicas: (index, node).
 pub fn alive_replicas(world: &World) -> Vec<(u32, NodeId)> {
     world
-        .replicas
+        .cluster
+        .slots
         .borrow()
         .iter()
         .enumerate()
@@ -27,7 +28,7 @@ pub fn alive_replicas(world: &World) -> Vec<(u32, NodeId)> {
 
 /// Draws whether to crash a replica this tick, and which.
 pub fn maybe_crash(world: &Rc<World>) {
-    if !world.fault(world.faults.replica_crash.per_tick) {
+    if !world.ctx.fires(super::tick_gate(FaultKind::ReplicaCrash), world.ctx.faults().replica_crash.per_tick) {
         return;
     }
     let alive = alive_replicas(world);
@@ -40,20 +41,20 @@ pub fn maybe_crash(world: &Rc<World>) {
 
 /// Kills replica `index` now and schedules its restart (or leaves it dead until the heal).
 pub fn crash(world: &Rc<World>, index: u32, node: NodeId) {
-    let process = world.replicas.borrow()[index as usize].process;
+    let process = world.cluster.slots.borrow()[index as usize].process;
     executor::kill(node);
-    world.tracer.emit_on(node, ModelEvent::ReplicaCrashed { replica: index, process });
-    let options = &world.faults.replica_crash;
+    world.ctx.tracer.emit_on(node, ModelEvent::ReplicaCrashed { replica: index, process });
+    let options = &world.ctx.faults().replica_crash;
     let stays_dead = options.stays_dead.draw(streams::FAULTS);
     let delay = streams::millis_up_to(streams::FAULTS, options.restart_delay_max);
-    super::report(world, FaultKind::ReplicaCrash, Some(index), if stays_dead { Default::default() } else { delay });
+    world.ctx.report(FaultKind::ReplicaCrash, Some(index), if stays_dead { Default::default() } else { delay });
     if stays_dead {
         return;
     }
     let w = world.clone();
     executor::spawn_daemon_on(NodeId::WORLD, "fault:restart", async move {
         sleep(delay).await;
-        if !w.healed.get() && executor::node_status(node) == NodeStatus::Dead {
+        if !w.ctx.healed() && executor::node_status(node) == NodeStatus::Dead {
             executor::restart(node);
         }
     });
@@ -62,9 +63,9 @@ pub fn crash(world: &Rc<World>, index: u32, node: NodeId) {
 /// The broker's liveness check: redeliver the unacked relays of processes that died.
 pub async fn broker_liveness(world: Rc<World>) {
     loop {
-        sleep(world.scenario.timeouts.broker_liveness_interval).await;
+        sleep(world.ctx.scenario().timeouts.broker_liveness_interval).await;
         for consumer in world.broker.consumers() {
-            if !world.process_alive(consumer) {
+            if !world.cluster.process_alive(consumer) {
                 world.broker.reclaim(consumer);
             }
         }

@@ -12,25 +12,25 @@ use crate::world::World;
 
 /// Draws whether the lease holder is hit this tick.
 pub fn maybe_hit_holder(world: &Rc<World>) {
-    let options = &world.faults.lease;
-    let crash = world.fault(options.holder_crash_per_tick);
-    let pause = !crash && world.fault(options.holder_pause_per_tick);
+    let options = &world.ctx.faults().lease;
+    let crash = world.ctx.fires(super::tick_gate(FaultKind::Lease), options.holder_crash_per_tick);
+    let pause = !crash && world.ctx.fires(super::tick_gate(FaultKind::Lease), options.holder_pause_per_tick);
     if !crash && !pause {
         return;
     }
     let holder = world.store.state().borrow().lease.map(|(p, _)| p);
     let Some(holder) = holder else { return };
     let slot =
-        world.replicas.borrow().iter().enumerate().find(|(_, r)| r.process == holder).map(|(i, r)| (i as u32, r.node));
+        world.cluster.slots.borrow().iter().enumerate().find(|(_, r)| r.process == holder).map(|(i, r)| (i as u32, r.node));
     let Some((index, node)) = slot else { return };
     if executor::node_status(node) != NodeStatus::Alive {
         return;
     }
-    super::report(world, FaultKind::Lease, Some(index), Default::default());
+    world.ctx.report(FaultKind::Lease, Some(index), Default::default());
     if crash {
         super::crash::crash(world, index, node);
     } else {
-        let d = streams::millis_up_to(streams::FAULTS, world.faults.process_pause.pause_max);
+        let d = streams::millis_up_to(streams::FAULTS, world.ctx.faults().process_pause.pause_max);
         super::pause::pause_for(world, index, node, d);
     }
 }

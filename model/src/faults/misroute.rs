@@ -2,13 +2,15 @@
 //! and the routing hash may change mid-run. Routing is affinity only (R12): the claim
 //! bounces mis-routed work as visible, retry-safe contention.
 
-use std::rc::Rc;
-
 use sutra_sim_core::executor;
 
 use super::FaultKind;
 use crate::streams;
-use crate::world::World;
+use crate::ctx::{Context, FaultGate};
+use crate::routing::Routing;
+
+/// Mis-routing decisions draw from the injector's stream.
+const GATE: FaultGate = super::tick_gate(FaultKind::Misroute);
 
 /// Where a dispatch goes after the misroute fault had its say.
 pub struct Destination {
@@ -22,32 +24,32 @@ pub struct Destination {
 
 /// Maybe moves a dispatch meant for `lane`: to another lane of the same replica, or (when
 /// `other_replica_ok`) to a lane of another replica.
-pub fn route(world: &World, lane: u16, other_replica_ok: bool) -> Destination {
-    let lanes = world.scenario.topology.lanes;
-    let replicas = world.scenario.topology.replicas;
-    if !world.fault(world.faults.misroute.per_delivery) {
+pub fn route(ctx: &Context, lane: u16, other_replica_ok: bool) -> Destination {
+    let lanes = ctx.scenario().topology.lanes;
+    let replicas = ctx.scenario().topology.replicas;
+    if !ctx.fires(GATE, ctx.faults().misroute.per_delivery) {
         return Destination { replica: None, lane, misrouted: false };
     }
-    if other_replica_ok && replicas > 1 && world.faults.misroute.wrong_replica.draw(streams::ROUTING) {
+    if other_replica_ok && replicas > 1 && ctx.faults().misroute.wrong_replica.draw(streams::ROUTING) {
         let replica = executor::choose_in(streams::ROUTING, replicas);
         let lane = executor::choose_in(streams::ROUTING, lanes) as u16;
-        super::report(world, FaultKind::Misroute, Some(replica), Default::default());
+        ctx.report(FaultKind::Misroute, Some(replica), Default::default());
         return Destination { replica: Some(replica), lane, misrouted: true };
     }
     if lanes < 2 {
         return Destination { replica: None, lane, misrouted: false };
     }
     let moved = ((u32::from(lane) + 1 + executor::choose_in(streams::ROUTING, lanes - 1)) % lanes) as u16;
-    super::report(world, FaultKind::Misroute, None, Default::default());
+    ctx.report(FaultKind::Misroute, None, Default::default());
     Destination { replica: None, lane: moved, misrouted: true }
 }
 
 /// Draws whether the routing hash changes this tick.
-pub fn maybe_change_hash(world: &Rc<World>) {
-    if !world.fault(world.faults.misroute.hash_change_per_tick) {
+pub fn maybe_change_hash(ctx: &Context, routing: &Routing) {
+    if !ctx.fires(GATE, ctx.faults().misroute.hash_change_per_tick) {
         return;
     }
     let salt = u64::from(executor::choose_in(streams::ROUTING, u32::MAX)) + 1;
-    world.routing_salt.set(salt);
-    super::report(world, FaultKind::Misroute, None, Default::default());
+    routing.change_salt(salt);
+    ctx.report(FaultKind::Misroute, None, Default::default());
 }

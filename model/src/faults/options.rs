@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use sutra_sim_core::time::serde_duration;
 
+use super::kind::{swarm_rate, FaultOptions};
 use crate::ratio::Ratio;
 
 /// Replica crash: the process dies at an arbitrary await point, no exit path runs.
@@ -198,5 +199,101 @@ pub struct LeaseOptions {
 impl Default for LeaseOptions {
     fn default() -> Self {
         LeaseOptions { holder_crash_per_tick: Ratio::NEVER, holder_pause_per_tick: Ratio::NEVER }
+    }
+}
+
+// What each kind's options say about themselves: when the kind is on, and how the swarm
+// scales it. The swarm scales rates only; spans (how long, how late) stay as configured.
+
+impl FaultOptions for ReplicaCrashOptions {
+    fn configured(&self) -> bool {
+        !self.per_tick.is_never()
+    }
+    fn swarm(&mut self, scale: Option<u32>) {
+        swarm_rate(&mut self.per_tick, scale);
+    }
+}
+
+impl FaultOptions for ProcessPauseOptions {
+    fn configured(&self) -> bool {
+        !self.per_tick.is_never()
+    }
+    fn swarm(&mut self, scale: Option<u32>) {
+        swarm_rate(&mut self.per_tick, scale);
+    }
+}
+
+impl FaultOptions for MisrouteOptions {
+    fn configured(&self) -> bool {
+        !self.per_delivery.is_never() || !self.hash_change_per_tick.is_never()
+    }
+    fn swarm(&mut self, scale: Option<u32>) {
+        swarm_rate(&mut self.per_delivery, scale);
+        swarm_rate(&mut self.hash_change_per_tick, scale);
+    }
+}
+
+impl FaultOptions for ClockSkewOptions {
+    fn configured(&self) -> bool {
+        !self.offset_max.is_zero() || self.drift_ppm_max > 0 || !self.step_per_tick.is_never()
+    }
+    fn swarm(&mut self, scale: Option<u32>) {
+        swarm_rate(&mut self.step_per_tick, scale);
+        if scale.is_none() {
+            self.offset_max = Duration::ZERO;
+            self.drift_ppm_max = 0;
+        }
+    }
+}
+
+impl FaultOptions for BrokerOptions {
+    fn configured(&self) -> bool {
+        !self.duplicate_per_delivery.is_never()
+            || !self.delay_per_delivery.is_never()
+            || !self.reorder_per_delivery.is_never()
+    }
+    fn swarm(&mut self, scale: Option<u32>) {
+        swarm_rate(&mut self.duplicate_per_delivery, scale);
+        swarm_rate(&mut self.delay_per_delivery, scale);
+        swarm_rate(&mut self.reorder_per_delivery, scale);
+    }
+}
+
+impl FaultOptions for StoreOptions {
+    fn configured(&self) -> bool {
+        !self.latency_spike_per_call.is_never() || !self.abort_per_call.is_never() || !self.unavailable_per_tick.is_never()
+    }
+    fn swarm(&mut self, scale: Option<u32>) {
+        swarm_rate(&mut self.latency_spike_per_call, scale);
+        swarm_rate(&mut self.abort_per_call, scale);
+        swarm_rate(&mut self.unavailable_per_tick, scale);
+    }
+}
+
+impl FaultOptions for SlowStepOptions {
+    fn configured(&self) -> bool {
+        !self.per_step.is_never()
+    }
+    fn swarm(&mut self, scale: Option<u32>) {
+        swarm_rate(&mut self.per_step, scale);
+    }
+}
+
+impl FaultOptions for TimerJitterOptions {
+    fn configured(&self) -> bool {
+        !self.late_per_fire.is_never()
+    }
+    fn swarm(&mut self, scale: Option<u32>) {
+        swarm_rate(&mut self.late_per_fire, scale);
+    }
+}
+
+impl FaultOptions for LeaseOptions {
+    fn configured(&self) -> bool {
+        !self.holder_crash_per_tick.is_never() || !self.holder_pause_per_tick.is_never()
+    }
+    fn swarm(&mut self, scale: Option<u32>) {
+        swarm_rate(&mut self.holder_crash_per_tick, scale);
+        swarm_rate(&mut self.holder_pause_per_tick, scale);
     }
 }

@@ -16,7 +16,7 @@ use crate::world::World;
 
 /// Draws whether to pause a replica this tick, which, and for how long.
 pub fn maybe_pause(world: &Rc<World>) {
-    if !world.fault(world.faults.process_pause.per_tick) {
+    if !world.ctx.fires(super::tick_gate(FaultKind::ProcessPause), world.ctx.faults().process_pause.per_tick) {
         return;
     }
     let alive = super::crash::alive_replicas(world);
@@ -24,18 +24,19 @@ pub fn maybe_pause(world: &Rc<World>) {
         return;
     }
     let (index, node) = alive[executor::choose_in(streams::FAULTS, alive.len() as u32) as usize];
-    pause_for(world, index, node, streams::millis_up_to(streams::FAULTS, world.faults.process_pause.pause_max));
+    pause_for(world, index, node, streams::millis_up_to(streams::FAULTS, world.ctx.faults().process_pause.pause_max));
 }
 
 /// Freezes replica `index` for `duration`, maybe starting a replacement meanwhile.
 pub fn pause_for(world: &Rc<World>, index: u32, node: NodeId, duration: Duration) {
-    let process = world.replicas.borrow()[index as usize].process;
+    let process = world.cluster.slots.borrow()[index as usize].process;
     executor::pause(node);
     world
+        .ctx
         .tracer
         .emit_on(node, ModelEvent::ReplicaPaused { replica: index, process, for_ms: duration.as_millis() as u64 });
-    super::report(world, FaultKind::ProcessPause, Some(index), duration);
-    if world.faults.process_pause.replacement.draw(streams::FAULTS) {
+    world.ctx.report(FaultKind::ProcessPause, Some(index), duration);
+    if world.ctx.faults().process_pause.replacement.draw(streams::FAULTS) {
         start_replacement(world, index, node);
     }
     let w = world.clone();
@@ -48,13 +49,13 @@ pub fn pause_for(world: &Rc<World>, index: u32, node: NodeId, duration: Duration
 /// Starts a new process for replica `index` on a fresh node while `old` is frozen; the
 /// old node becomes a zombie that resumes later with its stale owner ids.
 fn start_replacement(world: &Rc<World>, index: u32, old: NodeId) {
-    let process = world.replicas.borrow()[index as usize].process;
+    let process = world.cluster.slots.borrow()[index as usize].process;
     world.zombies.borrow_mut().push((index, old, process));
-    let w = world.clone();
-    let boot: sutra_sim_core::node::BootFn = Rc::new(move |node| crate::replica::boot(&w, index, node));
+    let deps = world.replica_deps();
+    let boot: sutra_sim_core::node::BootFn = Rc::new(move |node| crate::replica::boot(&deps, index, node));
     let generation = world.zombies.borrow().len();
     let node = executor::add_node(format!("replica-{index}.{generation}"), Some(boot));
-    world.replicas.borrow_mut()[index as usize].node = node;
+    world.cluster.slots.borrow_mut()[index as usize].node = node;
 }
 
 /// Resumes a paused node (no-op if it is not paused).
@@ -64,12 +65,12 @@ pub fn resume(world: &Rc<World>, index: u32, node: NodeId) {
     }
     executor::resume(node);
     let process = process_of(world, index, node);
-    world.tracer.emit_on(node, ModelEvent::ReplicaResumed { replica: index, process });
+    world.ctx.tracer.emit_on(node, ModelEvent::ReplicaResumed { replica: index, process });
 }
 
 /// The process last booted on `node` (a zombie keeps its own).
 fn process_of(world: &World, index: u32, node: NodeId) -> crate::ids::ProcessId {
-    let slot = &world.replicas.borrow()[index as usize];
+    let slot = &world.cluster.slots.borrow()[index as usize];
     if slot.node == node {
         slot.process
     } else {

@@ -6,17 +6,17 @@ use std::time::Duration;
 
 use super::FaultKind;
 use crate::streams;
-use crate::world::World;
+use crate::ctx::Context;
 
 /// How long the next step takes: normally up to the workload's maximum; when the fault
 /// fires, longer than the claim timeout.
-pub fn step_duration(world: &World) -> (Duration, bool) {
-    if world.fault(world.faults.slow_step.per_step) {
-        let timeout = world.scenario.timeouts.claim_timeout;
+pub fn step_duration(ctx: &Context) -> (Duration, bool) {
+    if ctx.fires(super::tick_gate(FaultKind::SlowStep), ctx.faults().slow_step.per_step) {
+        let timeout = ctx.scenario().timeouts.claim_timeout;
         let d = timeout + streams::millis_up_to(streams::STEPS, timeout);
-        super::report(world, FaultKind::SlowStep, None, d);
+        ctx.report(FaultKind::SlowStep, None, d);
         (d, true)
     } else {
-        (streams::millis_up_to(streams::STEPS, world.scenario.workload.step_duration_max), false)
+        (streams::millis_up_to(streams::STEPS, ctx.scenario().workload.step_duration_max), false)
     }
 }

@@ -1,45 +1,43 @@
 //! Store faults: latency spikes, transient aborts and short unavailability. An aborted or
 //! unavailable call writes nothing and the store client retries it within a bounded
-//! horizon (see [`crate::store::RETRY_HORIZON`]); a committed write is never lost — a
+//! horizon (see [`crate::spec::RETRY_HORIZON`]); a committed write is never lost — a
 //! fault the spec does not tolerate is never injected.
 
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use sutra_sim_core::{executor, SimTime, Tracer};
+use sutra_sim_core::{executor, SimTime};
 
-use super::options::StoreOptions;
-use super::FaultKind;
-use crate::event::ModelEvent;
+use super::kind::FaultKind;
+use crate::ctx::{Context, FaultGate};
 use crate::streams;
-use crate::world::World;
+
+/// Store faults inside a call draw from the store's own stream.
+const GATE: FaultGate = FaultGate { kind: FaultKind::Store, stream: streams::STORE };
+/// Unavailability is decided on the injector's tick, from the injector's stream.
+const TICK_GATE: FaultGate = FaultGate { kind: FaultKind::Store, stream: streams::FAULTS };
 
 /// The store's view of its own faults.
 #[derive(Clone)]
 pub struct StoreFaults {
-    options: StoreOptions,
-    gate: super::FaultGate,
+    ctx: Rc<Context>,
     unavailable_until: Rc<Cell<SimTime>>,
 }
 
 impl StoreFaults {
-    /// Faults with these options, off once `healed` is set.
-    pub fn new(options: StoreOptions, healed: Rc<Cell<bool>>, tracer: Tracer<ModelEvent>) -> StoreFaults {
-        StoreFaults {
-            options,
-            gate: super::FaultGate::new(FaultKind::Store, streams::STORE, healed, tracer),
-            unavailable_until: Rc::new(Cell::new(SimTime::ZERO)),
-        }
+    /// The store's faults as the context configures them (off once healed).
+    pub fn new(ctx: Rc<Context>) -> StoreFaults {
+        StoreFaults { ctx, unavailable_until: Rc::new(Cell::new(SimTime::ZERO)) }
     }
 
     /// Extra latency for this call (zero unless a spike fires).
     pub fn spike(&self) -> Duration {
-        if !self.gate.fires(self.options.latency_spike_per_call) {
+        if !self.ctx.fires(GATE, self.ctx.faults().store.latency_spike_per_call) {
             return Duration::ZERO;
         }
-        let d = streams::millis_up_to(streams::STORE, self.options.latency_spike_max);
-        self.gate.report(d);
+        let d = streams::millis_up_to(streams::STORE, self.ctx.faults().store.latency_spike_max);
+        self.ctx.report(GATE.kind, None, d);
         d
     }
 
@@ -49,8 +47,8 @@ impl StoreFaults {
         if executor::now() < self.unavailable_until.get() {
             return true;
         }
-        if self.gate.fires(self.options.abort_per_call) {
-            self.gate.report(Duration::ZERO);
+        if self.ctx.fires(GATE, self.ctx.faults().store.abort_per_call) {
+            self.ctx.report(GATE.kind, None, Duration::ZERO);
             return true;
         }
         false
@@ -59,21 +57,16 @@ impl StoreFaults {
     /// Makes the store unavailable for `duration` from now.
     pub fn make_unavailable(&self, duration: Duration) {
         self.unavailable_until.set(executor::now().add(duration));
-        self.gate.report(duration);
-    }
-
-    /// The options in force.
-    pub fn options(&self) -> &StoreOptions {
-        &self.options
+        self.ctx.report(GATE.kind, None, duration);
     }
 }
 
 /// Draws whether the store becomes unavailable this tick, and for how long.
-pub fn maybe_make_unavailable(world: &Rc<World>) {
-    let options = world.store.faults().options().clone();
-    if !world.fault(options.unavailable_per_tick) {
+pub fn maybe_make_unavailable(faults: &StoreFaults) {
+    let options = &faults.ctx.faults().store;
+    if !faults.ctx.fires(TICK_GATE, options.unavailable_per_tick) {
         return;
     }
     let d = streams::millis_up_to(streams::STORE, options.unavailable_max);
-    world.store.faults().make_unavailable(d);
+    faults.make_unavailable(d);
 }

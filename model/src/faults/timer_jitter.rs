@@ -5,15 +5,15 @@ use std::time::Duration;
 
 use super::FaultKind;
 use crate::streams;
-use crate::world::World;
+use crate::ctx::Context;
 
 /// How late the next fire is (zero when the fault does not fire).
-pub fn lateness(world: &World) -> Duration {
-    let options = &world.faults.timer_jitter;
-    if !world.fault(options.late_per_fire) {
+pub fn lateness(ctx: &Context) -> Duration {
+    let options = &ctx.faults().timer_jitter;
+    if !ctx.fires(super::tick_gate(FaultKind::TimerJitter), options.late_per_fire) {
         return Duration::ZERO;
     }
     let late = streams::millis_up_to(streams::TIMERS, options.late_max);
-    super::report(world, FaultKind::TimerJitter, None, late);
+    ctx.report(FaultKind::TimerJitter, None, late);
     late
 }

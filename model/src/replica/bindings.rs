@@ -10,7 +10,7 @@
 //! act on it. Migration's `rebind` enters the lane once and calls the private bodies
 //! directly (spec 003 §6, kind ①).
 
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 
 use sutra_sim_core::cell::{CellId, Settled, Snapshot, VersionedCell};
 use sutra_sim_core::lane::{LaneError, LaneEvent, LaneFlaws, StateLane};
@@ -19,7 +19,8 @@ use crate::dense::DenseMap;
 use crate::event::{Component, LaneAction, ModelEvent};
 use crate::ids::{InstanceId, ProcessId};
 use crate::mutant::Mutant;
-use crate::world::World;
+use crate::ctx::Context;
+use crate::routing::Routing;
 
 /// Most deliveries a binding table tracks at once.
 pub const TICKETS_MAX: usize = 1 << 16;
@@ -65,23 +66,22 @@ pub struct BindingState {
 #[derive(Clone)]
 pub struct Bindings {
     lane: StateLane<BindingState>,
-    /// Weak: the world holds the replica surfaces that hold this table, and a strong
-    /// handle here would make a cycle that leaks the whole world after every run.
-    world: Weak<World>,
+    ctx: Rc<Context>,
+    routing: Rc<Routing>,
     process: ProcessId,
 }
 
 impl Bindings {
     /// A binding table for `process`, its lane on the current node.
-    pub fn new(world: Rc<World>, process: ProcessId) -> Bindings {
-        let lanes = world.scenario.topology.lanes as usize;
+    pub fn new(ctx: Rc<Context>, routing: Rc<Routing>, process: ProcessId) -> Bindings {
+        let lanes = ctx.scenario().topology.lanes as usize;
         let flaws = LaneFlaws {
-            skip_reentrancy_check: world.mutant_is(Mutant::ReentrantCallUndetected),
+            skip_reentrancy_check: ctx.mutant_is(Mutant::ReentrantCallUndetected),
             ..LaneFlaws::default()
         };
         let state = BindingState { routes: DenseMap::new(), tickets: DenseMap::new(), per_lane: vec![0; lanes] };
         let lane = StateLane::with_flaws(format!("p{}:bindings", process.0), state, flaws);
-        let tracer = world.tracer.clone();
+        let tracer = ctx.tracer.clone();
         lane.set_observer(Rc::new(move |event| {
             let action = match event {
                 LaneEvent::Submitted { item } => LaneAction::Submitted(item),
@@ -92,20 +92,15 @@ impl Bindings {
             };
             tracer.emit(ModelEvent::Lane { process, component: Component::Bindings, action });
         }));
-        Bindings { lane, world: Rc::downgrade(&world), process }
-    }
-
-    /// The world, alive for as long as any task can call into this table.
-    fn world(&self) -> Rc<World> {
-        self.world.upgrade().expect("the world outlives the tasks of its replicas")
+        Bindings { lane, ctx, routing, process }
     }
 
     /// The relay path's one turn: read the instance's route and settle it, and register the
     /// delivery's ticket. The caller may await afterwards and still act on the route.
     pub async fn route_and_register(&self, instance: InstanceId, tag: u32) -> Result<(Route, Ticket), LaneError> {
-        let home = self.world().home_lane(instance);
-        let carry_snapshot = self.world().mutant_is(Mutant::SnapshotAcrossAwait);
-        let post_registration = self.world().mutant_is(Mutant::RegistrationAfterReturn);
+        let home = self.routing.home_lane(instance);
+        let carry_snapshot = self.ctx.mutant_is(Mutant::SnapshotAcrossAwait);
+        let post_registration = self.ctx.mutant_is(Mutant::RegistrationAfterReturn);
         let lane = self.lane.clone();
         let (route, ticket) = self
             .lane
@@ -153,7 +148,7 @@ impl Bindings {
                     .await?
             }
         };
-        self.world().emit(ModelEvent::SnapshotUsed { process: self.process, instance, used });
+        self.ctx.emit(ModelEvent::SnapshotUsed { process: self.process, instance, used });
         Ok(())
     }
 
@@ -164,8 +159,8 @@ impl Bindings {
 
     /// Routes `instance` to `lane` from now on (migration). Enters the lane once.
     pub async fn rebind(&self, instance: InstanceId, lane: u16) -> Result<(), LaneError> {
-        let home = self.world().home_lane(instance);
-        if self.world().mutant_is(Mutant::ReentrantCall) || self.world().mutant_is(Mutant::ReentrantCallUndetected) {
+        let home = self.routing.home_lane(instance);
+        if self.ctx.mutant_is(Mutant::ReentrantCall) || self.ctx.mutant_is(Mutant::ReentrantCallUndetected) {
             // Kind ① done wrong: the public unbind called from inside this turn.
             let this = self.clone();
             let outcome = self
@@ -185,13 +180,13 @@ impl Bindings {
                 })
                 .await?;
         }
-        self.world().emit(ModelEvent::BindingChanged { process: self.process, instance, lane: Some(lane) });
+        self.ctx.emit(ModelEvent::BindingChanged { process: self.process, instance, lane: Some(lane) });
         Ok(())
     }
 
     /// Puts `instance` back on its home lane.
     pub async fn unbind(&self, instance: InstanceId) -> Result<(), LaneError> {
-        let home = self.world().home_lane(instance);
+        let home = self.routing.home_lane(instance);
         self.lane.run_with(move |t| t.unbind_on_lane(instance, home)).await
     }
 

@@ -4,19 +4,20 @@
 
 use std::rc::Rc;
 
+use crate::broker::Broker;
+use crate::ctx::Context;
 use crate::event::ModelEvent;
 use crate::replica::execution::{Source, Work};
 use crate::replica::ReplicaSurface;
 use crate::streams;
-use crate::world::World;
 
 /// The consumer loop of one process.
-pub async fn run(world: Rc<World>, surface: Rc<ReplicaSurface>) {
+pub async fn run(ctx: Rc<Context>, broker: Broker, surface: Rc<ReplicaSurface>) {
     let process = surface.process;
     loop {
-        let delivery = world.broker.receive(process).await;
+        let delivery = broker.receive(process).await;
         let relay = delivery.relay;
-        world.emit(ModelEvent::RelayDelivered {
+        ctx.emit(ModelEvent::RelayDelivered {
             instance: relay.instance,
             message: relay.message,
             process,
@@ -25,31 +26,29 @@ pub async fn run(world: Rc<World>, surface: Rc<ReplicaSurface>) {
         });
         // A duplicate is the publisher's or the broker's at-least-once slip: one per first delivery,
         // never multiplying on redeliveries.
-        if !delivery.redelivery && world.broker.faults().duplicates() {
-            world
-                .broker
-                .duplicate(relay, streams::millis_up_to(streams::BROKER, world.scenario.workload.relay_delay_max));
+        if !delivery.redelivery && broker.faults().duplicates() {
+            broker.duplicate(relay, streams::millis_up_to(streams::BROKER, ctx.scenario().workload.relay_delay_max));
         }
         let Ok((route, ticket)) = surface.bindings.route_and_register(relay.instance, delivery.tag).await else {
             // The binding lane refused (it only does for a reentrancy bug): give the relay back.
-            world.broker.requeue(delivery.tag, world.scenario.timeouts.requeue_delay);
+            broker.requeue(delivery.tag, ctx.scenario().timeouts.requeue_delay);
             continue;
         };
         let lane = route.lane();
         // The await between deciding and acting: wait for the lane to have room.
         let inbox = &surface.lanes[lane as usize];
-        while inbox.queue.len() >= crate::replica::execution::LANE_BACKLOG_MAX {
+        while inbox.queue.len() >= crate::spec::LANE_BACKLOG_MAX {
             inbox.space.notified().await;
         }
         if surface.bindings.act_on(relay.instance, &route).await.is_err() {
-            world.broker.requeue(delivery.tag, world.scenario.timeouts.requeue_delay);
+            broker.requeue(delivery.tag, ctx.scenario().timeouts.requeue_delay);
             continue;
         }
         // A relay is already on the replica that took it from the broker; only its lane can be wrong.
-        let destination = crate::faults::misroute::route(&world, lane, false);
+        let destination = crate::faults::misroute::route(&ctx, lane, false);
         let (lane, misrouted) = (destination.lane, destination.misrouted);
-        let exec = world.new_exec();
-        world.emit(ModelEvent::Dispatched {
+        let exec = ctx.new_exec();
+        ctx.emit(ModelEvent::Dispatched {
             instance: relay.instance,
             exec,
             path: relay.path,

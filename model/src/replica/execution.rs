@@ -9,20 +9,20 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use sutra_sim_core::executor::{self, sleep};
+use sutra_sim_core::executor::sleep;
 use sutra_sim_core::sync::{Notify, Queue};
 
-use crate::broker::Relay;
+use crate::broker::{Broker, Relay};
+use crate::ctx::Context;
 use crate::event::{Exit, ModelEvent, Reaction};
 use crate::ids::{Code, ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
 use crate::mutant::Mutant;
 use crate::replica::bindings::{Bindings, Ticket};
-use crate::store::{ClaimResult, CommitSpec, Trigger};
+use crate::store::{ClaimResult, CommitSpec, Store, Trigger};
 use crate::streams;
-use crate::world::World;
+use crate::routing::Routing;
 
-/// Items a lane may have waiting before the relay path holds back (backpressure).
-pub const LANE_BACKLOG_MAX: usize = 2;
+pub use crate::spec::LANE_BACKLOG_MAX;
 /// Most in-place claim retries of the careless wait-on-held-claim code, so it cannot spin forever.
 const WAIT_RETRIES_MAX: u32 = 1_000;
 
@@ -80,8 +80,14 @@ impl LaneInbox {
 
 /// What an execution lane needs.
 pub struct ExecutionLane {
-    /// Shared world.
-    pub world: Rc<World>,
+    /// The run's context.
+    pub ctx: Rc<Context>,
+    /// The store.
+    pub store: Store,
+    /// The broker (acks and requeues).
+    pub broker: Broker,
+    /// Instance-hash routing (the routing-as-mutex mutant trusts it).
+    pub routing: Rc<Routing>,
     /// The process the lane belongs to.
     pub process: ProcessId,
     /// The lane index.
@@ -103,7 +109,7 @@ impl ExecutionLane {
     }
 
     fn owner(&self) -> OwnerId {
-        if self.world.mutant_is(Mutant::PerProcessOwner) {
+        if self.ctx.mutant_is(Mutant::PerProcessOwner) {
             OwnerId::process(self.process)
         } else {
             OwnerId::lane(self.process, self.lane)
@@ -111,33 +117,33 @@ impl ExecutionLane {
     }
 
     async fn execute(&self, work: Work) {
-        let w = &self.world;
+        let w = self;
         let (instance, exec, path) = (work.instance, work.exec, work.path);
         let owner = self.owner();
-        if w.mutant_is(Mutant::AckBeforeCommit) {
+        if w.ctx.mutant_is(Mutant::AckBeforeCommit) {
             if let Source::Relay { tag, .. } = work.source {
                 w.broker.ack(tag);
             }
         }
         // The careless shortcut: "the hash routed it here, so it is ours".
-        let trust_routing = w.mutant_is(Mutant::RoutingAsMutex) && self.lane == w.home_lane(instance);
+        let trust_routing = w.ctx.mutant_is(Mutant::RoutingAsMutex) && self.lane == w.routing.home_lane(instance);
         if !trust_routing {
-            w.emit(ModelEvent::ClaimAttempt { instance, exec, owner, path });
+            w.ctx.emit(ModelEvent::ClaimAttempt { instance, exec, owner, path });
             let mut retries = 0;
             loop {
                 match w.store.claim(instance, exec, owner, Some(self.process), path).await {
                     ClaimResult::Granted => break,
                     ClaimResult::Refused { .. }
-                        if w.mutant_is(Mutant::WaitOnHeldClaim) && retries < WAIT_RETRIES_MAX =>
+                        if w.ctx.mutant_is(Mutant::WaitOnHeldClaim) && retries < WAIT_RETRIES_MAX =>
                     {
                         retries += 1;
                         sleep(Duration::from_millis(100)).await;
-                        w.emit(ModelEvent::ClaimAttempt { instance, exec, owner, path });
+                        w.ctx.emit(ModelEvent::ClaimAttempt { instance, exec, owner, path });
                     }
                     ClaimResult::Refused { .. } => {
-                        w.count_bounce(path);
+                        w.ctx.count_bounce(path);
                         let reaction = self.retry_later(&work, true).await;
-                        w.emit(ModelEvent::Refusal { instance, exec, path, code: Code::ResumeClaimHeld, reaction });
+                        w.ctx.emit(ModelEvent::Refusal { instance, exec, path, code: Code::ResumeClaimHeld, reaction });
                         self.end(&work, Exit::Refused).await;
                         return;
                     }
@@ -145,7 +151,7 @@ impl ExecutionLane {
             }
         }
         let (version, completed) = w.store.read(instance).await;
-        w.emit(ModelEvent::Rehydrated { instance, exec, version });
+        w.ctx.emit(ModelEvent::Rehydrated { instance, exec, version });
         if version != work.expects || completed {
             // Already applied (a duplicate, or a step someone else finished): release and drop.
             self.release(instance, exec, owner).await;
@@ -163,16 +169,16 @@ impl ExecutionLane {
                 return;
             }
         }
-        let (duration, slow) = crate::faults::slow_step::step_duration(w);
-        w.emit(ModelEvent::StepStarted { instance, exec, step: version as u32 + 1, slow });
+        let (duration, slow) = crate::faults::slow_step::step_duration(&w.ctx);
+        w.ctx.emit(ModelEvent::StepStarted { instance, exec, step: version as u32 + 1, slow });
         sleep(duration).await;
         let error = self.draw_step_error();
-        w.emit(ModelEvent::StepEnded { instance, exec, error });
+        w.ctx.emit(ModelEvent::StepEnded { instance, exec, error });
         match error {
             Some(code) => {
                 let skip_release = match code {
-                    Code::StepPanic => w.mutant_is(Mutant::NoReleaseOnPanic),
-                    _ => w.mutant_is(Mutant::NoReleaseOnError),
+                    Code::StepPanic => w.ctx.mutant_is(Mutant::NoReleaseOnPanic),
+                    _ => w.ctx.mutant_is(Mutant::NoReleaseOnError),
                 };
                 if !skip_release {
                     self.release(instance, exec, owner).await;
@@ -190,26 +196,26 @@ impl ExecutionLane {
     }
 
     async fn commit(&self, work: &Work, owner: OwnerId, version: u64) {
-        let w = &self.world;
+        let w = self;
         let (instance, exec) = (work.instance, work.exec);
         let next = w.store.state().borrow().instances[instance.0 as usize].plan.get(version as usize + 1).copied();
         let mut spec = CommitSpec { based_on: version, conditional: true, release: true };
-        if w.mutant_is(Mutant::ReleaseBeforeCommit) {
+        if w.ctx.mutant_is(Mutant::ReleaseBeforeCommit) {
             // "Release first, then write": the write can no longer be conditional on owning.
             self.release(instance, exec, owner).await;
             spec = CommitSpec { conditional: false, release: false, ..spec };
-        } else if w.mutant_is(Mutant::ReleaseAfterCommit) {
+        } else if w.ctx.mutant_is(Mutant::ReleaseAfterCommit) {
             spec.release = false;
-        } else if w.mutant_is(Mutant::UnconditionalCommit) {
+        } else if w.ctx.mutant_is(Mutant::UnconditionalCommit) {
             spec.conditional = false;
         }
-        let timer_delay = streams::millis_up_to(streams::WORKLOAD, w.scenario.workload.timer_delay_max);
+        let timer_delay = streams::millis_up_to(streams::WORKLOAD, w.ctx.scenario().workload.timer_delay_max);
         match w.store.commit(instance, exec, owner, spec, timer_delay).await {
             Ok(_) => {
-                if w.mutant_is(Mutant::ReleaseAfterCommit) {
+                if w.ctx.mutant_is(Mutant::ReleaseAfterCommit) {
                     self.release(instance, exec, owner).await;
                 }
-                if w.mutant_is(Mutant::ParkedKeepsClaim) && next == Some(Trigger::Pull) {
+                if w.ctx.mutant_is(Mutant::ParkedKeepsClaim) && next == Some(Trigger::Pull) {
                     // "Hold the instance for the worker": claimed again right after parking.
                     w.store.claim(instance, exec, owner, Some(self.process), work.path).await;
                 }
@@ -227,7 +233,7 @@ impl ExecutionLane {
     }
 
     fn draw_step_error(&self) -> Option<Code> {
-        let wl = &self.world.scenario.workload;
+        let wl = &self.ctx.scenario().workload;
         if wl.validation_error.draw(streams::STEPS) {
             Some(Code::StepValidation)
         } else if wl.unexpected_failure.draw(streams::STEPS) {
@@ -240,29 +246,29 @@ impl ExecutionLane {
     }
 
     async fn release(&self, instance: InstanceId, exec: ExecId, owner: OwnerId) {
-        self.world.store.release(instance, exec, owner).await;
+        self.store.release(instance, exec, owner).await;
     }
 
     /// The trigger is done with: ack the relay (a timer row was consumed by the commit).
     fn consume(&self, work: &Work) {
         if let Source::Relay { tag, .. } = work.source {
-            self.world.broker.ack(tag);
+            self.broker.ack(tag);
         }
     }
 
     /// Gives the trigger back for a later attempt: requeue a relay (R4), defer a timer with
     /// capped exponential backoff and jitter (R5). `refused` counts towards the backoff.
     async fn retry_later(&self, work: &Work, refused: bool) -> Reaction {
-        let w = &self.world;
+        let w = self;
         match work.source {
             Source::Relay { tag, .. } => {
-                w.broker.requeue(tag, w.scenario.timeouts.requeue_delay);
+                w.broker.requeue(tag, w.ctx.scenario().timeouts.requeue_delay);
                 Reaction::Requeued
             }
             Source::Timer => {
-                let t = &w.scenario.timeouts;
+                let t = &w.ctx.scenario().timeouts;
                 let attempt = w.store.timer_attempt(work.instance) + u32::from(refused);
-                let backoff = if w.mutant_is(Mutant::TimerDeferNoBackoff) {
+                let backoff = if w.ctx.mutant_is(Mutant::TimerDeferNoBackoff) {
                     Duration::ZERO
                 } else {
                     backoff(t.timer_backoff_base, t.timer_backoff_max, attempt.max(1))
@@ -279,18 +285,12 @@ impl ExecutionLane {
             // A dead binding lane (the process is going away) has nothing left to forget.
             let _ = self.bindings.finish(tag).await;
         }
-        self.world.emit(ModelEvent::ExecutionEnded { instance: work.instance, exec: work.exec, exit });
+        self.ctx.emit(ModelEvent::ExecutionEnded { instance: work.instance, exec: work.exec, exit });
     }
 }
 
 /// Capped exponential backoff: `base * 2^(attempt-1)`, at most `max`.
-pub fn backoff(base: Duration, max: Duration, attempt: u32) -> Duration {
+fn backoff(base: Duration, max: Duration, attempt: u32) -> Duration {
     let factor = 1u32.checked_shl(attempt.saturating_sub(1).min(30)).unwrap_or(u32::MAX);
     base.saturating_mul(factor).min(max)
-}
-
-/// Spawns the lane loop as a daemon on the current node.
-pub fn spawn(lane: ExecutionLane) {
-    let name = format!("lane-{}", lane.lane);
-    executor::spawn_daemon_on(executor::current_node(), name, lane.run());
 }

@@ -5,6 +5,7 @@
 //! process never shares an owner id with the one it replaces (R11).
 
 pub mod bindings;
+pub mod cluster;
 pub mod consumer;
 pub mod execution;
 pub mod sweeper;
@@ -15,47 +16,54 @@ use std::rc::Rc;
 use sutra_sim_core::executor;
 use sutra_sim_core::NodeId;
 
+use crate::broker::Broker;
+use crate::ctx::Context;
 use crate::event::ModelEvent;
-use crate::ids::ProcessId;
-use crate::world::World;
+use crate::routing::Routing;
+use crate::store::Store;
 use bindings::Bindings;
+pub use cluster::{Cluster, ReplicaSlot, ReplicaSurface};
 use execution::{ExecutionLane, LaneInbox};
 
-/// What a running replica process exposes to the rest of the world (the admin API).
-pub struct ReplicaSurface {
-    /// The process.
-    pub process: ProcessId,
-    /// Its binding table.
-    pub bindings: Bindings,
-    /// Its execution lanes' inboxes.
-    pub lanes: Vec<LaneInbox>,
+/// What a replica process talks to: the run's context, the store, the broker, the routing
+/// function, and the cluster registry it publishes its surface in. Each of its tasks takes
+/// only the handles it uses.
+#[derive(Clone)]
+pub struct Deps {
+    /// The run's context.
+    pub ctx: Rc<Context>,
+    /// The store.
+    pub store: Store,
+    /// The broker.
+    pub broker: Broker,
+    /// Instance-hash routing.
+    pub routing: Rc<Routing>,
+    /// The replica registry.
+    pub cluster: Rc<Cluster>,
 }
 
 /// Boots replica `index` on `node` as a new process. The boot itself runs as a task of the
 /// node, so that everything it starts (the binding lane's worker included) belongs to it
 /// and dies with it.
-pub fn boot(world: &Rc<World>, index: u32, node: NodeId) {
-    let world = world.clone();
-    executor::spawn_daemon_on(node, "boot", async move { start_process(&world, index, node) });
+pub fn boot(deps: &Deps, index: u32, node: NodeId) {
+    let deps = deps.clone();
+    executor::spawn_daemon_on(node, "boot", async move { start_process(&deps, index, node) });
 }
 
-fn start_process(world: &Rc<World>, index: u32, node: NodeId) {
-    let process = world.new_process();
-    let restarted = {
-        let mut replicas = world.replicas.borrow_mut();
-        let slot = &mut replicas[index as usize];
-        let restarted = slot.surface.is_some();
-        slot.process = process;
-        restarted
-    };
-    if restarted {
-        world.emit(ModelEvent::ReplicaRestarted { replica: index, process });
+fn start_process(deps: &Deps, index: u32, node: NodeId) {
+    let ctx = &deps.ctx;
+    let process = ctx.new_process();
+    if deps.cluster.begin_process(index, process) {
+        ctx.emit(ModelEvent::ReplicaRestarted { replica: index, process });
     }
-    let bindings = Bindings::new(world.clone(), process);
-    let lanes: Vec<LaneInbox> = (0..world.scenario.topology.lanes).map(|_| LaneInbox::default()).collect();
+    let bindings = Bindings::new(ctx.clone(), deps.routing.clone(), process);
+    let lanes: Vec<LaneInbox> = (0..ctx.scenario().topology.lanes).map(|_| LaneInbox::default()).collect();
     for (i, inbox) in lanes.iter().enumerate() {
         let lane = ExecutionLane {
-            world: world.clone(),
+            ctx: ctx.clone(),
+            store: deps.store.clone(),
+            broker: deps.broker.clone(),
+            routing: deps.routing.clone(),
             process,
             lane: i as u16,
             bindings: bindings.clone(),
@@ -64,8 +72,12 @@ fn start_process(world: &Rc<World>, index: u32, node: NodeId) {
         executor::spawn_daemon_on(node, format!("lane-{i}"), lane.run());
     }
     let surface = Rc::new(ReplicaSurface { process, bindings, lanes });
-    world.replicas.borrow_mut()[index as usize].surface = Some(surface.clone());
-    executor::spawn_daemon_on(node, "consumer", consumer::run(world.clone(), surface.clone()));
-    executor::spawn_daemon_on(node, "timer-poller", timers::run(world.clone(), surface.clone()));
-    executor::spawn_daemon_on(node, "sweeper", sweeper::run(world.clone(), process));
+    deps.cluster.publish(index, surface.clone());
+    executor::spawn_daemon_on(node, "consumer", consumer::run(ctx.clone(), deps.broker.clone(), surface.clone()));
+    executor::spawn_daemon_on(
+        node,
+        "timer-poller",
+        timers::run(ctx.clone(), deps.store.clone(), deps.routing.clone(), deps.cluster.clone(), surface),
+    );
+    executor::spawn_daemon_on(node, "sweeper", sweeper::run(ctx.clone(), deps.store.clone(), process));
 }

@@ -6,10 +6,11 @@ use std::rc::Rc;
 
 use sutra_sim_core::executor::{self, sleep};
 
+use crate::ctx::Context;
+use crate::store::Store;
 use crate::ids::{OwnerId, ProcessId};
 use crate::mutant::Mutant;
 use crate::store::{OwnerFilter, SweepCutoff};
-use crate::world::World;
 
 /// The careless sweeper's owner parser, written when a replica had one lane: it clears
 /// only owners that look like a bare process or its lane 0.
@@ -22,22 +23,22 @@ fn looks_like_a_known_owner(owner: OwnerId) -> bool {
 }
 
 /// The sweeper loop of one process.
-pub async fn run(world: Rc<World>, process: ProcessId) {
-    let t = world.scenario.timeouts.clone();
+pub async fn run(ctx: Rc<Context>, store: Store, process: ProcessId) {
+    let t = ctx.scenario().timeouts.clone();
     loop {
         sleep(t.sweep_interval).await;
-        let unleased = world.mutant_is(Mutant::SweeperUnleased);
-        if !unleased && !world.store.acquire_lease(process, t.lease_duration).await {
+        let unleased = ctx.mutant_is(Mutant::SweeperUnleased);
+        if !unleased && !store.acquire_lease(process, t.lease_duration).await {
             continue;
         }
-        let cutoff = if world.mutant_is(Mutant::LocalClockStaleness) {
+        let cutoff = if ctx.mutant_is(Mutant::LocalClockStaleness) {
             let local = executor::local_now();
             SweepCutoff::TakenBefore(sutra_sim_core::SimTime(local.0.saturating_sub(t.claim_timeout.as_nanos() as u64)))
         } else {
             SweepCutoff::StoreAge
         };
         let filter: Option<OwnerFilter> =
-            world.mutant_is(Mutant::SweeperParsesOwner).then_some(looks_like_a_known_owner as OwnerFilter);
-        world.store.sweep(process, cutoff, !unleased, filter).await;
+            ctx.mutant_is(Mutant::SweeperParsesOwner).then_some(looks_like_a_known_owner as OwnerFilter);
+        store.sweep(process, cutoff, !unleased, filter).await;
     }
 }

@@ -6,40 +6,43 @@ use std::rc::Rc;
 
 use sutra_sim_core::executor::sleep;
 
+use crate::ctx::Context;
+use crate::replica::Cluster;
+use crate::routing::Routing;
+use crate::store::Store;
 use crate::event::ModelEvent;
 use crate::ids::ResumePath;
 use crate::replica::execution::{Source, Work};
 use crate::replica::ReplicaSurface;
-use crate::world::World;
 
 /// Most timers one poll picks.
 pub const TIMERS_PER_POLL_MAX: usize = 64;
 
 /// The poller loop of one process.
-pub async fn run(world: Rc<World>, surface: Rc<ReplicaSurface>) {
-    let t = &world.scenario.timeouts;
+pub async fn run(ctx: Rc<Context>, store: Store, routing: Rc<Routing>, cluster: Rc<Cluster>, surface: Rc<ReplicaSurface>) {
+    let t = &ctx.scenario().timeouts;
     loop {
         sleep(t.timer_poll_interval).await;
         // Skip the ticks at which nothing can be due (see `Store::earliest_timer_due`).
-        if !world.store.idle_until_work(world.store.earliest_timer_due(), t.timer_poll_interval).await {
+        if !store.idle_until_work(store.earliest_timer_due(), t.timer_poll_interval).await {
             continue;
         }
-        let due = world.store.pick_due_timers(t.timer_fire_lease, TIMERS_PER_POLL_MAX).await;
+        let due = store.pick_due_timers(t.timer_fire_lease, TIMERS_PER_POLL_MAX).await;
         for timer in due {
-            let late = crate::faults::timer_jitter::lateness(&world);
+            let late = crate::faults::timer_jitter::lateness(&ctx);
             if !late.is_zero() {
                 sleep(late).await;
             }
-            let destination = crate::faults::misroute::route(&world, world.home_lane(timer.instance), true);
+            let destination = crate::faults::misroute::route(&ctx, routing.home_lane(timer.instance), true);
             let (lane, misrouted) = (destination.lane, destination.misrouted);
             // A fire mis-routed to another replica lands in that replica's lane, if it runs.
             let target = match destination.replica {
-                Some(index) => world.replicas.borrow()[index as usize].surface.clone(),
+                Some(index) => cluster.surface(index),
                 None => Some(surface.clone()),
             };
             let Some(target) = target else { continue };
-            let exec = world.new_exec();
-            world.emit(ModelEvent::Dispatched {
+            let exec = ctx.new_exec();
+            ctx.emit(ModelEvent::Dispatched {
                 instance: timer.instance,
                 exec,
                 path: ResumePath::Timer,

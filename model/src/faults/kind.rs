@@ -1,0 +1,234 @@
+//! The fault table: one row per fault kind, and everything else about fault kinds derived
+//! from it — the `FaultKind` enum and its names, the `[faults.*]` tables of a scenario,
+//! "is this kind configured", the swarm's scaling, the shrinker's switch, the coverage
+//! property each kind must reach. A leaf: it knows the options types and nothing of the
+//! components that fire the faults, so the scenario, the event vocabulary, the checkers and
+//! the command line may all read it.
+//!
+//! Adding a fault kind: its options type (with a [`FaultOptions`] impl) in
+//! [`super::options`], one row in the [`fault_table!`] invocation below, and the code that
+//! fires it at the place in the model where it strikes.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use sutra_sim_core::time::serde_duration;
+
+use super::options::{
+    BrokerOptions, ClockSkewOptions, LeaseOptions, MisrouteOptions, ProcessPauseOptions, ReplicaCrashOptions,
+    SlowStepOptions, StoreOptions, TimerJitterOptions,
+};
+use crate::ratio::Ratio;
+
+/// What every fault kind's options type says about itself.
+pub trait FaultOptions: Default {
+    /// True if the options make any fault of the kind fire at all.
+    fn configured(&self) -> bool;
+
+    /// The swarm's draw for this kind: `None` switches it off, `Some(permille)` scales its
+    /// rates by that factor. Only rates (and for clock skew, the standing offset and drift,
+    /// which only switch off) change.
+    fn swarm(&mut self, scale_permille: Option<u32>);
+}
+
+/// Scales one rate as the swarm does: off, or times `permille`/1000.
+pub fn swarm_rate(rate: &mut Ratio, scale_permille: Option<u32>) {
+    *rate = match scale_permille {
+        None => Ratio::NEVER,
+        Some(permille) => rate.scaled(permille),
+    };
+}
+
+/// Describes one fault kind; the rows of [`FaultKind::ALL`] in table order.
+#[derive(Clone, Copy, Debug)]
+pub struct FaultDescriptor {
+    /// The kind.
+    pub kind: FaultKind,
+    /// Its name as DESIGN.md §6 and the CLI write it (`replica-crash`).
+    pub name: &'static str,
+    /// The scenario table holding its options (`replica_crash`, in `[faults.replica_crash]`).
+    pub table: &'static str,
+    /// The shrinker's knob that switches it off, named by its table (`faults.replica_crash`).
+    pub shrink_knob: &'static str,
+    /// The coverage property reached when it is injected (`fault-replica-crash`).
+    pub coverage: &'static str,
+    /// What that coverage property says, in one line.
+    pub coverage_description: &'static str,
+    /// What the fault does, in one line.
+    pub description: &'static str,
+}
+
+/// Declares the fault kinds: one row each, `Variant, table_field, "name", OptionsType,
+/// "description", "coverage description";`. Generates [`FaultKind`], its descriptors, and [`Faults`].
+macro_rules! fault_table {
+    ($($variant:ident, $field:ident, $name:literal, $options:ty, $description:literal, $injected:literal;)+) => {
+        /// The fault kinds of DESIGN.md §6, by their names there.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "kebab-case")]
+        pub enum FaultKind {
+            $(
+                #[doc = $description]
+                $variant,
+            )+
+        }
+
+        impl FaultKind {
+            /// Every kind, in table order.
+            pub const ALL: &'static [FaultKind] = &[$(FaultKind::$variant),+];
+
+            /// The kind's row of the table.
+            pub fn descriptor(self) -> &'static FaultDescriptor {
+                const TABLE: &[FaultDescriptor] = &[$(
+                    FaultDescriptor {
+                        kind: FaultKind::$variant,
+                        name: $name,
+                        table: stringify!($field),
+                        shrink_knob: concat!("faults.", stringify!($field)),
+                        coverage: concat!("fault-", $name),
+                        coverage_description: $injected,
+                        description: $description,
+                    }
+                ),+];
+                &TABLE[self as usize]
+            }
+        }
+
+        /// Fault kinds and their options, one table per kind (DESIGN.md §6): the `[faults]`
+        /// section of a scenario, and the effective faults of one seed after the swarm.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields, default)]
+        pub struct Faults {
+            /// Per seed, switch each fault kind on or off and scale its rates (swarm testing).
+            pub swarm: bool,
+            /// How often the fault injector considers the per-tick faults.
+            #[serde(with = "serde_duration")]
+            pub tick: Duration,
+            $(
+                #[doc = $description]
+                pub $field: $options,
+            )+
+        }
+
+        impl Default for Faults {
+            fn default() -> Self {
+                Faults { swarm: false, tick: Duration::from_secs(1), $($field: Default::default()),+ }
+            }
+        }
+
+        impl Faults {
+            /// True if the scenario configures `kind` at all.
+            pub fn configured_on(&self, kind: FaultKind) -> bool {
+                match kind {
+                    $(FaultKind::$variant => self.$field.configured()),+
+                }
+            }
+
+            /// Applies the swarm's draw for `kind` (see [`FaultOptions::swarm`]).
+            pub fn swarm(&mut self, kind: FaultKind, scale_permille: Option<u32>) {
+                match kind {
+                    $(FaultKind::$variant => self.$field.swarm(scale_permille)),+
+                }
+            }
+
+            /// Switches `kind` off: its options back to their defaults, which are "off".
+            pub fn switch_off(&mut self, kind: FaultKind) {
+                match kind {
+                    $(FaultKind::$variant => self.$field = Default::default()),+
+                }
+                debug_assert!(!self.configured_on(kind), "a fault kind's default options switch it off");
+            }
+        }
+    };
+}
+
+fault_table! {
+    ReplicaCrash, replica_crash, "replica-crash", ReplicaCrashOptions,
+        "the process dies at an arbitrary await point; it restarts later as a new incarnation, or stays dead until the heal", "a replica crash was injected";
+    ProcessPause, process_pause, "process-pause", ProcessPauseOptions,
+        "the process freezes for shorter or longer than the claim timeout, then carries on; variant: a replacement with the same identity starts meanwhile", "a process pause was injected";
+    Misroute, misroute, "misroute", MisrouteOptions,
+        "a relay or timer fire goes to the wrong lane or the wrong replica; variant: the routing hash changes mid-run", "a mis-route was injected";
+    ClockSkew, clock_skew, "clock-skew", ClockSkewOptions,
+        "per-replica clock offset, drift and steps; the store's clock stays authoritative", "a clock skew was injected";
+    Broker, broker, "broker", BrokerOptions,
+        "duplicate delivery, delay, reorder; redelivery after consumer death", "a broker fault was injected";
+    Store, store, "store", StoreOptions,
+        "latency spikes, transient aborts (nothing written), short unavailability", "a store fault was injected";
+    SlowStep, slow_step, "slow-step", SlowStepOptions,
+        "a live step outlasts the claim timeout (live-but-slow)", "a slow step was injected";
+    TimerJitter, timer_jitter, "timer-jitter", TimerJitterOptions,
+        "timers fire late", "a late timer was injected";
+    Lease, lease, "lease", LeaseOptions,
+        "the sweeper's lease holder dies or pauses", "a lease-holder fault was injected";
+}
+
+impl FaultKind {
+    /// The name as DESIGN.md and the CLI write it.
+    pub fn name(self) -> &'static str {
+        self.descriptor().name
+    }
+
+    /// What the fault does, in one line.
+    pub fn description(self) -> &'static str {
+        self.descriptor().description
+    }
+
+    /// The kind named `name`, if any.
+    pub fn parse(name: &str) -> Option<FaultKind> {
+        FaultKind::ALL.iter().copied().find(|k| k.name() == name)
+    }
+}
+
+impl Faults {
+    /// True if some fault kind is configured: claim bounces are then expected, and the
+    /// quiet-bounce-meter has nothing to say.
+    pub fn contention_expected(&self) -> bool {
+        FaultKind::ALL.iter().any(|&kind| self.configured_on(kind))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_indexed_by_the_kind() {
+        for (i, &kind) in FaultKind::ALL.iter().enumerate() {
+            assert_eq!(kind as usize, i);
+            assert_eq!(kind.descriptor().kind, kind);
+            assert_eq!(FaultKind::parse(kind.name()), Some(kind));
+        }
+    }
+
+    #[test]
+    fn names_tables_and_coverage_properties_are_distinct() {
+        let (mut names, mut tables) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
+        for &kind in FaultKind::ALL {
+            let d = kind.descriptor();
+            assert!(names.insert(d.name), "{d:?}");
+            assert!(tables.insert(d.table), "{d:?}");
+            assert_eq!(d.coverage, format!("fault-{}", d.name));
+        }
+    }
+
+    #[test]
+    fn default_options_switch_every_kind_off() {
+        let faults = Faults::default();
+        for &kind in FaultKind::ALL {
+            assert!(!faults.configured_on(kind), "{}", kind.name());
+        }
+        assert!(!faults.contention_expected());
+    }
+
+    #[test]
+    fn the_swarm_switches_a_configured_kind_off_and_on() {
+        let mut faults = Faults::default();
+        faults.replica_crash.per_tick = Ratio::parse("1/10").unwrap();
+        assert!(faults.configured_on(FaultKind::ReplicaCrash));
+        let mut off = faults.clone();
+        off.swarm(FaultKind::ReplicaCrash, None);
+        assert!(!off.configured_on(FaultKind::ReplicaCrash));
+        faults.swarm(FaultKind::ReplicaCrash, Some(2_000));
+        assert!(faults.configured_on(FaultKind::ReplicaCrash));
+    }
+}

@@ -1,0 +1,73 @@
+//! The cluster's registry of replica identities: for each replica, its node, the process
+//! running it now and that process's surface (lanes, binding table). A booting process
+//! registers here; the timer poller looks up another replica's lanes here when a fire is
+//! mis-routed to it; faults and the operator find their targets here.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use sutra_sim_core::executor;
+use sutra_sim_core::{NodeId, NodeStatus};
+
+use super::bindings::Bindings;
+use super::execution::LaneInbox;
+use crate::ids::ProcessId;
+
+/// What a running replica process exposes to the rest of the world (the admin API).
+pub struct ReplicaSurface {
+    /// The process.
+    pub process: ProcessId,
+    /// Its binding table.
+    pub bindings: Bindings,
+    /// Its execution lanes' inboxes.
+    pub lanes: Vec<LaneInbox>,
+}
+
+/// One replica identity: its node and the process currently running it.
+pub struct ReplicaSlot {
+    /// The node (a replacement started during a pause gets a new one).
+    pub node: NodeId,
+    /// The current process (a new one at every restart).
+    pub process: ProcessId,
+    /// The running process's surface (lanes, bindings), for the admin API and faults.
+    pub surface: Option<Rc<ReplicaSurface>>,
+    /// The clock offset given by the clock-skew fault, in ms.
+    pub skew_ms: i64,
+}
+
+/// Replica identities, by index.
+#[derive(Default)]
+pub struct Cluster {
+    /// Invariant: indexed by replica index; one slot per replica of the topology.
+    pub slots: RefCell<Vec<ReplicaSlot>>,
+}
+
+impl Cluster {
+    /// True if `process` is the live (possibly paused) process of some replica.
+    pub fn process_alive(&self, process: ProcessId) -> bool {
+        self.slots.borrow().iter().any(|r| r.process == process && executor::node_status(r.node) != NodeStatus::Dead)
+    }
+
+    /// The surface of replica `index`'s running process, if it has booted.
+    pub fn surface(&self, index: u32) -> Option<Rc<ReplicaSurface>> {
+        self.slots.borrow()[index as usize].surface.clone()
+    }
+
+    /// Registers `process` as replica `index`'s current process; true if it replaces an
+    /// earlier one (a restart).
+    pub fn begin_process(&self, index: u32, process: ProcessId) -> bool {
+        let mut slots = self.slots.borrow_mut();
+        let slot = &mut slots[index as usize];
+        debug_assert!(slot.process < process, "process ids only grow");
+        slot.process = process;
+        slot.surface.is_some()
+    }
+
+    /// Publishes the surface of replica `index`'s current process.
+    pub fn publish(&self, index: u32, surface: Rc<ReplicaSurface>) {
+        let mut slots = self.slots.borrow_mut();
+        let slot = &mut slots[index as usize];
+        assert_eq!(slot.process, surface.process, "a process publishes its own surface");
+        slot.surface = Some(surface);
+    }
+}
