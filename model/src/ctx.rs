@@ -37,6 +37,14 @@ pub struct FaultGate {
     pub stream: Stream,
 }
 
+impl FaultGate {
+    /// The gate of a fault drawn on the injector's tick or at a model action, from the
+    /// injector's own stream.
+    pub const fn tick(kind: FaultKind) -> FaultGate {
+        FaultGate { kind, stream: crate::streams::FAULTS }
+    }
+}
+
 /// The shared context of one run.
 pub struct Context {
     /// The scenario and the effective faults.

@@ -202,9 +202,9 @@ pub enum ModelEvent {
     /// A replica's clock was set off the store's.
     ClockSkewed { replica: u32, offset_ms: i64 },
     /// A fault was injected (every kind reports here, besides its specific events).
-    FaultInjected { fault: crate::faults::FaultKind, replica: Option<u32>, detail_ms: u64 },
+    FaultInjected { fault: crate::faults::kind::FaultKind, replica: Option<u32>, detail_ms: u64 },
     /// Swarm testing chose which fault kinds are on for this seed.
-    SwarmSelected { enabled: Vec<crate::faults::FaultKind> },
+    SwarmSelected { enabled: Vec<crate::faults::kind::FaultKind> },
     /// The faulty phase ended: no more faults; everything restarts and resumes.
     Healed,
     /// The claim-bounce meter at the end of the run (R13), split by path.

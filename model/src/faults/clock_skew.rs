@@ -7,7 +7,8 @@ use std::rc::Rc;
 use sutra_sim_core::executor;
 use sutra_sim_core::NodeClock;
 
-use super::FaultKind;
+use super::kind::FaultKind;
+use crate::ctx::FaultGate;
 use crate::event::ModelEvent;
 use crate::streams;
 use crate::world::World;
@@ -47,7 +48,7 @@ pub fn skew_clocks(world: &Rc<World>) {
 pub fn maybe_step(world: &Rc<World>) {
     let options = &world.ctx.faults().clock_skew;
     let step_max_ms = options.step_max.as_millis() as u32;
-    if step_max_ms == 0 || !world.ctx.fires(super::tick_gate(FaultKind::ClockSkew), options.step_per_tick) {
+    if step_max_ms == 0 || !world.ctx.fires(FaultGate::tick(FaultKind::ClockSkew), options.step_per_tick) {
         return;
     }
     let replicas = world.cluster.slots.borrow().len() as u32;

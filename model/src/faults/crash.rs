@@ -8,7 +8,8 @@ use std::rc::Rc;
 use sutra_sim_core::executor::{self, sleep};
 use sutra_sim_core::{NodeId, NodeStatus};
 
-use super::FaultKind;
+use super::kind::FaultKind;
+use crate::ctx::FaultGate;
 use crate::event::ModelEvent;
 use crate::streams;
 use crate::world::World;
@@ -28,7 +29,7 @@ pub fn alive_replicas(world: &World) -> Vec<(u32, NodeId)> {
 
 /// Draws whether to crash a replica this tick, and which.
 pub fn maybe_crash(world: &Rc<World>) {
-    if !world.ctx.fires(super::tick_gate(FaultKind::ReplicaCrash), world.ctx.faults().replica_crash.per_tick) {
+    if !world.ctx.fires(FaultGate::tick(FaultKind::ReplicaCrash), world.ctx.faults().replica_crash.per_tick) {
         return;
     }
     let alive = alive_replicas(world);

@@ -14,30 +14,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use sutra_sim_core::time::serde_duration;
 
+pub use super::options::FaultOptions;
 use super::options::{
     BrokerOptions, ClockSkewOptions, LeaseOptions, MisrouteOptions, ProcessPauseOptions, ReplicaCrashOptions,
     SlowStepOptions, StoreOptions, TimerJitterOptions,
 };
-use crate::ratio::Ratio;
-
-/// What every fault kind's options type says about itself.
-pub trait FaultOptions: Default {
-    /// True if the options make any fault of the kind fire at all.
-    fn configured(&self) -> bool;
-
-    /// The swarm's draw for this kind: `None` switches it off, `Some(permille)` scales its
-    /// rates by that factor. Only rates (and for clock skew, the standing offset and drift,
-    /// which only switch off) change.
-    fn swarm(&mut self, scale_permille: Option<u32>);
-}
-
-/// Scales one rate as the swarm does: off, or times `permille`/1000.
-pub fn swarm_rate(rate: &mut Ratio, scale_permille: Option<u32>) {
-    *rate = match scale_permille {
-        None => Ratio::NEVER,
-        Some(permille) => rate.scaled(permille),
-    };
-}
 
 /// Describes one fault kind; the rows of [`FaultKind::ALL`] in table order.
 #[derive(Clone, Copy, Debug)]
@@ -190,6 +171,7 @@ impl Faults {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ratio::Ratio;
 
     #[test]
     fn the_table_is_indexed_by_the_kind() {

@@ -6,15 +6,16 @@ use std::rc::Rc;
 use sutra_sim_core::executor;
 use sutra_sim_core::NodeStatus;
 
-use super::FaultKind;
+use super::kind::FaultKind;
+use crate::ctx::FaultGate;
 use crate::streams;
 use crate::world::World;
 
 /// Draws whether the lease holder is hit this tick.
 pub fn maybe_hit_holder(world: &Rc<World>) {
     let options = &world.ctx.faults().lease;
-    let crash = world.ctx.fires(super::tick_gate(FaultKind::Lease), options.holder_crash_per_tick);
-    let pause = !crash && world.ctx.fires(super::tick_gate(FaultKind::Lease), options.holder_pause_per_tick);
+    let crash = world.ctx.fires(FaultGate::tick(FaultKind::Lease), options.holder_crash_per_tick);
+    let pause = !crash && world.ctx.fires(FaultGate::tick(FaultKind::Lease), options.holder_pause_per_tick);
     if !crash && !pause {
         return;
     }

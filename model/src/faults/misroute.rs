@@ -4,13 +4,13 @@
 
 use sutra_sim_core::executor;
 
-use super::FaultKind;
+use super::kind::FaultKind;
 use crate::streams;
 use crate::ctx::{Context, FaultGate};
 use crate::routing::Routing;
 
 /// Mis-routing decisions draw from the injector's stream.
-const GATE: FaultGate = super::tick_gate(FaultKind::Misroute);
+const GATE: FaultGate = FaultGate::tick(FaultKind::Misroute);
 
 /// Where a dispatch goes after the misroute fault had its say.
 pub struct Destination {

@@ -24,16 +24,10 @@ use std::rc::Rc;
 use sutra_sim_core::executor::{self, sleep};
 use sutra_sim_core::NodeStatus;
 
-use crate::ctx::FaultGate;
 use crate::event::ModelEvent;
 use crate::world::World;
 pub use kind::FaultKind;
 
-/// The gate of a fault drawn on the injector's tick or at a model action, from the
-/// injector's own stream.
-pub(crate) const fn tick_gate(kind: FaultKind) -> FaultGate {
-    FaultGate { kind, stream: crate::streams::FAULTS }
-}
 
 /// The injector loop: one tick at a time until the heal.
 pub async fn inject(world: Rc<World>) {

@@ -7,7 +7,6 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use sutra_sim_core::time::serde_duration;
 
-use super::kind::{swarm_rate, FaultOptions};
 use crate::ratio::Ratio;
 
 /// Replica crash: the process dies at an arbitrary await point, no exit path runs.
@@ -200,6 +199,25 @@ impl Default for LeaseOptions {
     fn default() -> Self {
         LeaseOptions { holder_crash_per_tick: Ratio::NEVER, holder_pause_per_tick: Ratio::NEVER }
     }
+}
+
+/// What every fault kind's options type says about itself.
+pub trait FaultOptions: Default {
+    /// True if the options make any fault of the kind fire at all.
+    fn configured(&self) -> bool;
+
+    /// The swarm's draw for this kind: `None` switches it off, `Some(permille)` scales its
+    /// rates by that factor. Only rates (and for clock skew, the standing offset and drift,
+    /// which only switch off) change.
+    fn swarm(&mut self, scale_permille: Option<u32>);
+}
+
+/// Scales one rate as the swarm does: off, or times `permille`/1000.
+pub fn swarm_rate(rate: &mut Ratio, scale_permille: Option<u32>) {
+    *rate = match scale_permille {
+        None => Ratio::NEVER,
+        Some(permille) => rate.scaled(permille),
+    };
 }
 
 // What each kind's options say about themselves: when the kind is on, and how the swarm

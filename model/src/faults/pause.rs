@@ -9,14 +9,15 @@ use std::time::Duration;
 use sutra_sim_core::executor::{self, sleep};
 use sutra_sim_core::{NodeId, NodeStatus};
 
-use super::FaultKind;
+use super::kind::FaultKind;
+use crate::ctx::FaultGate;
 use crate::event::ModelEvent;
 use crate::streams;
 use crate::world::World;
 
 /// Draws whether to pause a replica this tick, which, and for how long.
 pub fn maybe_pause(world: &Rc<World>) {
-    if !world.ctx.fires(super::tick_gate(FaultKind::ProcessPause), world.ctx.faults().process_pause.per_tick) {
+    if !world.ctx.fires(FaultGate::tick(FaultKind::ProcessPause), world.ctx.faults().process_pause.per_tick) {
         return;
     }
     let alive = super::crash::alive_replicas(world);

@@ -4,14 +4,15 @@
 
 use std::time::Duration;
 
-use super::FaultKind;
+use super::kind::FaultKind;
+use crate::ctx::FaultGate;
 use crate::streams;
 use crate::ctx::Context;
 
 /// How long the next step takes: normally up to the workload's maximum; when the fault
 /// fires, longer than the claim timeout.
 pub fn step_duration(ctx: &Context) -> (Duration, bool) {
-    if ctx.fires(super::tick_gate(FaultKind::SlowStep), ctx.faults().slow_step.per_step) {
+    if ctx.fires(FaultGate::tick(FaultKind::SlowStep), ctx.faults().slow_step.per_step) {
         let timeout = ctx.scenario().timeouts.claim_timeout;
         let d = timeout + streams::millis_up_to(streams::STEPS, timeout);
         ctx.report(FaultKind::SlowStep, None, d);

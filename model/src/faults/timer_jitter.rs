@@ -3,14 +3,15 @@
 
 use std::time::Duration;
 
-use super::FaultKind;
+use super::kind::FaultKind;
+use crate::ctx::FaultGate;
 use crate::streams;
 use crate::ctx::Context;
 
 /// How late the next fire is (zero when the fault does not fire).
 pub fn lateness(ctx: &Context) -> Duration {
     let options = &ctx.faults().timer_jitter;
-    if !ctx.fires(super::tick_gate(FaultKind::TimerJitter), options.late_per_fire) {
+    if !ctx.fires(FaultGate::tick(FaultKind::TimerJitter), options.late_per_fire) {
         return Duration::ZERO;
     }
     let late = streams::millis_up_to(streams::TIMERS, options.late_max);

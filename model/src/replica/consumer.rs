@@ -8,7 +8,7 @@ use crate::broker::Broker;
 use crate::ctx::Context;
 use crate::event::ModelEvent;
 use crate::replica::execution::{Source, Work};
-use crate::replica::ReplicaSurface;
+use crate::replica::cluster::ReplicaSurface;
 use crate::streams;
 
 /// The consumer loop of one process.

@@ -7,13 +7,13 @@ use std::rc::Rc;
 use sutra_sim_core::executor::sleep;
 
 use crate::ctx::Context;
-use crate::replica::Cluster;
+use crate::replica::cluster::Cluster;
 use crate::routing::Routing;
 use crate::store::Store;
 use crate::event::ModelEvent;
 use crate::ids::ResumePath;
 use crate::replica::execution::{Source, Work};
-use crate::replica::ReplicaSurface;
+use crate::replica::cluster::ReplicaSurface;
 
 /// Most timers one poll picks.
 pub const TIMERS_PER_POLL_MAX: usize = 64;
