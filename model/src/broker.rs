@@ -18,7 +18,6 @@ use crate::dense::DenseMap;
 use crate::event::ModelEvent;
 use crate::faults::broker::BrokerFaults;
 use crate::ids::{InstanceId, MessageId, ProcessId, ResumePath};
-use crate::streams;
 
 /// A relay: resume `instance`'s step that expects version `expects`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,10 +193,5 @@ impl Broker {
     /// Processes holding unacked relays.
     pub fn consumers(&self) -> Vec<ProcessId> {
         self.state.borrow().in_flight.iter().filter(|(_, n)| **n > 0).map(|(p, _)| p).collect()
-    }
-
-    /// A delivery delay in `[0, max]`.
-    pub fn delay_up_to(max: Duration) -> Duration {
-        streams::millis_up_to(streams::BROKER, max)
     }
 }

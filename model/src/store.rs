@@ -97,6 +97,30 @@ pub struct StoreState {
     pub lease: Option<(ProcessId, SimTime)>,
 }
 
+impl StoreState {
+    /// Asserts the invariants of `instance`'s rows, which the store keeps whatever its
+    /// clients do: the plan has one trigger per step, the version never passes the last
+    /// step, a claim was never taken in the future, a completed instance has no trigger row
+    /// left, and a parked instance's pull task row exists. Checked after every write (debug
+    /// and test builds).
+    fn debug_assert_rows(&self, instance: InstanceId, now: SimTime) {
+        if !cfg!(debug_assertions) {
+            return;
+        }
+        let row = &self.instances[instance.0 as usize];
+        assert_eq!(row.plan.len(), row.steps as usize, "instance {}: one trigger per step", instance.0);
+        assert!(row.version <= u64::from(row.steps), "instance {}: version {} past its last step", instance.0, row.version);
+        assert!(row.owner.is_none() || row.claimed_at <= now, "instance {}: claimed in the future", instance.0);
+        if row.completed() {
+            assert!(self.timers.get(instance).is_none(), "instance {}: completed with a timer row", instance.0);
+            assert!(self.tasks.get(instance).is_none(), "instance {}: completed with a task row", instance.0);
+        }
+        if row.parked {
+            assert!(self.tasks.get(instance).is_some(), "instance {}: parked without a task row", instance.0);
+        }
+    }
+}
+
 /// The answer to a claim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClaimResult {
@@ -247,6 +271,7 @@ impl Store {
                     row.owner = Some(owner);
                     row.claimed_at = now;
                     let (version, parked) = (row.version, row.parked);
+                    s.debug_assert_rows(instance, now);
                     drop(s);
                     self.tracer.emit(ModelEvent::ClaimGranted {
                         instance,
@@ -310,6 +335,7 @@ impl Store {
                 Err(row.owner)
             } else {
                 let version_before = row.version;
+                assert!(spec.based_on < u64::from(row.steps), "a commit past the last step of instance {}", instance.0);
                 row.version = spec.based_on + 1;
                 if spec.release {
                     row.owner = None;
@@ -330,6 +356,7 @@ impl Store {
                     }
                     _ => {}
                 }
+                s.debug_assert_rows(instance, now);
                 drop(s);
                 if matches!(next, Some(Trigger::Timer | Trigger::Pull)) {
                     self.rows_written.notify();
@@ -401,7 +428,9 @@ impl Store {
             if matched {
                 row.owner = None;
             }
-            (matched, row.version, row.parked)
+            let written = (matched, row.version, row.parked);
+            s.debug_assert_rows(instance, executor::now());
+            written
         };
         if matched {
             self.tracer.emit(ModelEvent::RowWritten {
@@ -471,6 +500,9 @@ impl Store {
                         cleared.push((InstanceId(i as u32), owner, age, row.version, row.parked, lease_held));
                     }
                 }
+            }
+            for &(instance, ..) in &cleared {
+                s.debug_assert_rows(instance, now);
             }
         }
         for &(instance, owner, age_ms, version, parked, lease_held) in &cleared {

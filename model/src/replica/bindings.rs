@@ -103,8 +103,7 @@ impl Bindings {
         let post_registration = self.ctx.mutant_is(Mutant::RegistrationAfterReturn);
         let lane = self.lane.clone();
         let (route, ticket) = self
-            .lane
-            .run_with(move |t| {
+            .turn(move |t| {
                 let cell =
                     t.routes.get_or_insert_with(instance, || VersionedCell::new(CellId(u64::from(instance.0)), home));
                 let snapshot = cell.read();
@@ -118,7 +117,10 @@ impl Bindings {
                     // Reserve_WRONG of spec 003 §5: posted, so the caller returns before it is taken.
                     let poster = lane.clone();
                     lane.try_post(async move {
-                        poster.with(|t| t.register(tag, instance, lane_index));
+                        poster.with(|t| {
+                            t.register(tag, instance, lane_index);
+                            debug_assert!(t.consistent(), "binding table inconsistent after a posted registration");
+                        });
                     });
                     Ticket { tag, confirmed: false }
                 } else {
@@ -135,17 +137,12 @@ impl Bindings {
         let used = match route {
             Route::Settled(s) => {
                 let s = s.clone();
-                self.lane
-                    .run_with(move |t| {
-                        t.routes.get(instance).expect("routed instances have a cell").judge_settled_use(&s)
-                    })
+                self.turn(move |t| t.routes.get(instance).expect("routed instances have a cell").judge_settled_use(&s))
                     .await?
             }
             Route::Snapshot(s) => {
                 let s = s.clone();
-                self.lane
-                    .run_with(move |t| t.routes.get(instance).expect("routed instances have a cell").judge_use(&s))
-                    .await?
+                self.turn(move |t| t.routes.get(instance).expect("routed instances have a cell").judge_use(&s)).await?
             }
         };
         self.ctx.emit(ModelEvent::SnapshotUsed { process: self.process, instance, used });
@@ -154,7 +151,7 @@ impl Bindings {
 
     /// Forgets a delivery's ticket once its execution ended.
     pub async fn finish(&self, tag: u32) -> Result<(), LaneError> {
-        self.lane.run_with(move |t| t.unregister(tag)).await
+        self.turn(move |t| t.unregister(tag)).await
     }
 
     /// Routes `instance` to `lane` from now on (migration). Enters the lane once.
@@ -173,8 +170,7 @@ impl Bindings {
                 .await?;
             outcome?;
         } else {
-            self.lane
-                .run_with(move |t| {
+            self.turn(move |t| {
                     t.unbind_on_lane(instance, home);
                     t.bind_on_lane(instance, lane, home);
                 })
@@ -187,7 +183,20 @@ impl Bindings {
     /// Puts `instance` back on its home lane.
     pub async fn unbind(&self, instance: InstanceId) -> Result<(), LaneError> {
         let home = self.routing.home_lane(instance);
-        self.lane.run_with(move |t| t.unbind_on_lane(instance, home)).await
+        self.turn(move |t| t.unbind_on_lane(instance, home)).await
+    }
+
+    /// One turn of the table's lane running `work`; the C2 invariant (per-lane counts
+    /// agree with the tickets) holds again when the turn ends.
+    fn turn<T: 'static>(
+        &self,
+        work: impl FnOnce(&mut BindingState) -> T + 'static,
+    ) -> impl std::future::Future<Output = Result<T, LaneError>> + 'static {
+        self.lane.run_with(move |t| {
+            let result = work(t);
+            debug_assert!(t.consistent(), "binding table inconsistent at the end of a turn");
+            result
+        })
     }
 
     /// Reads the table from outside the world's tasks (views, tests).
@@ -207,6 +216,7 @@ impl BindingState {
 
     fn unregister(&mut self, tag: u32) {
         if let Some((_, lane)) = self.tickets.remove(tag) {
+            assert!(self.per_lane[lane as usize] > 0, "lane {lane} counts no ticket to forget");
             self.per_lane[lane as usize] -= 1;
         }
     }
