@@ -299,7 +299,7 @@ pub fn describe(event: &ModelEvent) -> String {
         E::RelayAcked { message, .. } => format!("relay m{} acked", message.0),
         E::RelayRequeued { message, .. } => format!("relay m{} requeued", message.0),
         E::RelayReclaimed { message, process, .. } => {
-            format!("relay m{} reclaimed from dead consumer p{}", message.0, process.0)
+            format!("relay m{} reclaimed from consumer p{} (dead, or its ack never came)", message.0, process.0)
         }
         E::TimerScheduled { step, due_ms, .. } => format!("timer for step {step} due at {due_ms}ms"),
         E::Dispatched { path, process, lane, misrouted, .. } => format!(

@@ -142,6 +142,10 @@ impl Broker {
 
     /// Acks a delivery: it will not be delivered again. Acking an unknown tag does nothing.
     pub fn ack(&self, tag: u32) {
+        if let Some(timeout) = self.faults.ack_lost() {
+            self.redeliver_unless_settled(tag, timeout);
+            return;
+        }
         let acked = self.settle(tag);
         if let Some(relay) = acked {
             self.tracer.emit(ModelEvent::RelayAcked { instance: relay.instance, message: relay.message });
@@ -170,6 +174,25 @@ impl Broker {
         drop(s);
         self.arrived.notify();
         Some(relay)
+    }
+
+    /// The broker's ack timeout: if `tag` is still unacked after `timeout`, takes it back
+    /// from its consumer and redelivers it.
+    fn redeliver_unless_settled(&self, tag: u32, timeout: Duration) {
+        let broker = self.clone();
+        executor::spawn_daemon_on(NodeId::WORLD, "broker:ack-timeout", async move {
+            sleep(timeout).await;
+            let consumer = broker.state.borrow().unacked.get(tag).map(|(c, _)| *c);
+            let Some(consumer) = consumer else { return };
+            if let Some(relay) = broker.settle(tag) {
+                broker.tracer.emit(ModelEvent::RelayReclaimed {
+                    instance: relay.instance,
+                    message: relay.message,
+                    process: consumer,
+                });
+                broker.enqueue(relay, true);
+            }
+        });
     }
 
     /// Puts every unacked relay of a dead consumer back (redelivery after consumer death).

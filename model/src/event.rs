@@ -115,7 +115,8 @@ pub enum ModelEvent {
     RelayAcked { instance: InstanceId, message: MessageId },
     /// The relay was requeued (a refusal or a failed attempt).
     RelayRequeued { instance: InstanceId, message: MessageId },
-    /// The broker put a dead consumer's unacked relay back for redelivery.
+    /// The broker took an unacked relay back from its consumer for redelivery: the
+    /// consumer died, or its ack never arrived within the ack timeout.
     RelayReclaimed { instance: InstanceId, message: MessageId, process: ProcessId },
     /// A timer row for `step` was written, due at `due_ms`.
     TimerScheduled { instance: InstanceId, step: u32, due_ms: u64 },

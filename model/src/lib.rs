@@ -34,9 +34,9 @@ use sutra_sim_core::{simulate, Checker, EntropyMode, NodeId, Outcome, RunConfig,
 
 pub use event::ModelEvent;
 pub use mutant::{Mutant, MUTANTS};
+use replica::ReplicaSlot;
 pub use scenario::Scenario;
 pub use view::ModelView;
-use replica::ReplicaSlot;
 use world::World;
 
 /// The checker type of this model.
@@ -75,11 +75,8 @@ pub fn setup(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<ModelE
     }
     let config = Rc::new(ctx::Config { scenario: scenario.clone(), faults });
     let ctx = Rc::new(ctx::Context::new(config.clone(), mutant, tracer.clone()));
-    let broker = broker::Broker::new(
-        tracer.clone(),
-        scenario.topology.prefetch,
-        faults::broker::BrokerFaults::new(ctx.clone()),
-    );
+    let broker =
+        broker::Broker::new(tracer.clone(), scenario.topology.prefetch, faults::broker::BrokerFaults::new(ctx.clone()));
     let store = store::Store::new(
         tracer.clone(),
         broker.clone(),

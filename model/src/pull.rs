@@ -8,8 +8,8 @@ use std::time::Duration;
 use sutra_sim_core::executor::sleep;
 
 use crate::ctx::Context;
-use crate::store::Store;
 use crate::event::ModelEvent;
+use crate::store::Store;
 use crate::streams;
 
 /// How often an idle worker asks for a task.

@@ -109,7 +109,12 @@ impl StoreState {
         }
         let row = &self.instances[instance.0 as usize];
         assert_eq!(row.plan.len(), row.steps as usize, "instance {}: one trigger per step", instance.0);
-        assert!(row.version <= u64::from(row.steps), "instance {}: version {} past its last step", instance.0, row.version);
+        assert!(
+            row.version <= u64::from(row.steps),
+            "instance {}: version {} past its last step",
+            instance.0,
+            row.version
+        );
         assert!(row.owner.is_none() || row.claimed_at <= now, "instance {}: claimed in the future", instance.0);
         if row.completed() {
             assert!(self.timers.get(instance).is_none(), "instance {}: completed with a timer row", instance.0);

@@ -5,8 +5,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::ids::{InstanceId, OwnerId};
 use crate::ctx::Config;
+use crate::ids::{InstanceId, OwnerId};
 use crate::scenario::{Faults, Scenario};
 use crate::store::StoreState;
 

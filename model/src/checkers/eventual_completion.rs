@@ -86,7 +86,10 @@ mod tests {
             steps: 2,
             plan: vec![Trigger::Relay, Trigger::Relay],
         });
-        ModelView::new(Rc::new(crate::ctx::Config { scenario: s.clone(), faults: s.faults.clone() }), Rc::new(RefCell::new(store)))
+        ModelView::new(
+            Rc::new(crate::ctx::Config { scenario: s.clone(), faults: s.faults.clone() }),
+            Rc::new(RefCell::new(store)),
+        )
     }
 
     #[test]

@@ -71,7 +71,10 @@ mod tests {
 
     fn quiet_view() -> ModelView {
         let s = Scenario::built_in("smoke").unwrap();
-        ModelView::new(Rc::new(crate::ctx::Config { scenario: s, faults: Faults::default() }), Rc::new(RefCell::new(StoreState::default())))
+        ModelView::new(
+            Rc::new(crate::ctx::Config { scenario: s, faults: Faults::default() }),
+            Rc::new(RefCell::new(StoreState::default())),
+        )
     }
 
     #[test]

@@ -13,7 +13,10 @@ use crate::view::ModelView;
 /// A view of the smoke scenario over an empty store.
 pub fn view() -> ModelView {
     let s = Scenario::built_in("smoke").unwrap();
-    ModelView::new(Rc::new(crate::ctx::Config { scenario: s.clone(), faults: s.faults.clone() }), Rc::new(RefCell::new(StoreState::default())))
+    ModelView::new(
+        Rc::new(crate::ctx::Config { scenario: s.clone(), faults: s.faults.clone() }),
+        Rc::new(RefCell::new(StoreState::default())),
+    )
 }
 
 /// Feeds `(time_ms, event)` pairs; returns the first failure (or `at_end`'s verdict).

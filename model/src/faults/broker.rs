@@ -13,6 +13,8 @@ use crate::streams;
 
 /// Broker faults draw from the broker's own stream.
 const GATE: FaultGate = FaultGate { kind: FaultKind::Broker, stream: streams::BROKER };
+/// Lost acks draw from the broker's stream too.
+const ACK_LOSS_GATE: FaultGate = FaultGate { kind: FaultKind::AckLoss, stream: streams::BROKER };
 
 /// The broker's view of its own faults.
 #[derive(Clone)]
@@ -52,5 +54,61 @@ impl BrokerFaults {
             self.ctx.report(GATE.kind, None, Duration::ZERO);
         }
         dup
+    }
+
+    /// If this ack is lost on its way, how long the broker waits before redelivering.
+    pub fn ack_lost(&self) -> Option<Duration> {
+        let options = &self.ctx.faults().ack_loss;
+        if !self.ctx.fires(ACK_LOSS_GATE, options.per_ack) {
+            return None;
+        }
+        self.ctx.report(ACK_LOSS_GATE.kind, None, options.redeliver_after);
+        Some(options.redeliver_after)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ratio::Ratio;
+    use crate::{run, RunOptions, Scenario};
+
+    /// `smoke` with one ack in three lost, and the broker's ack timeout short enough to
+    /// redeliver within the run.
+    fn lossy_smoke() -> Scenario {
+        let mut s = Scenario::built_in("smoke").unwrap();
+        s.faults.ack_loss.per_ack = Ratio::parse("1/3").unwrap();
+        s.faults.ack_loss.redeliver_after = std::time::Duration::from_secs(2);
+        s.validate().unwrap();
+        s
+    }
+
+    #[test]
+    fn a_lost_ack_is_redelivered_and_the_correct_model_absorbs_the_duplicate() {
+        let scenario = lossy_smoke();
+        let mut lost = 0;
+        for seed in 0..40 {
+            let outcome = run(&scenario, &RunOptions::seeded(seed));
+            assert!(outcome.verdict.is_pass(), "seed {seed}: {:?}", outcome.verdict);
+            if outcome.reached.iter().any(|name| name == "fault-ack-loss") {
+                lost += 1;
+                assert!(
+                    outcome.reached.iter().any(|name| name == "sometimes-broker-redelivered"),
+                    "seed {seed}: an ack was lost but nothing was redelivered"
+                );
+            }
+        }
+        assert!(lost > 20, "acks were lost in only {lost} of 40 seeds");
+    }
+
+    #[test]
+    fn an_unconfigured_ack_loss_changes_no_run() {
+        let plain = Scenario::built_in("smoke").unwrap();
+        let mut configured_off = plain.clone();
+        configured_off.faults.ack_loss.redeliver_after = std::time::Duration::from_secs(3);
+        for seed in 0..5 {
+            let a = run(&plain, &RunOptions::seeded(seed));
+            let b = run(&configured_off, &RunOptions::seeded(seed));
+            assert_eq!(a.fingerprint, b.fingerprint, "seed {seed}");
+        }
     }
 }

@@ -37,7 +37,8 @@ pub fn skew_clocks(world: &Rc<World>) {
         executor::set_clock(node, NodeClock { offset_ns: offset_ms * 1_000_000, drift_ppm });
         world.cluster.slots.borrow_mut()[index].skew_ms = offset_ms;
         world.ctx.tracer.emit_on(node, ModelEvent::ClockSkewed { replica: index as u32, offset_ms });
-        world.ctx.report(FaultKind::ClockSkew,
+        world.ctx.report(
+            FaultKind::ClockSkew,
             Some(index as u32),
             std::time::Duration::from_millis(offset_ms.unsigned_abs()),
         );

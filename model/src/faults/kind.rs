@@ -16,8 +16,8 @@ use sutra_sim_core::time::serde_duration;
 
 pub use super::options::FaultOptions;
 use super::options::{
-    BrokerOptions, ClockSkewOptions, LeaseOptions, MisrouteOptions, ProcessPauseOptions, ReplicaCrashOptions,
-    SlowStepOptions, StoreOptions, TimerJitterOptions,
+    AckLossOptions, BrokerOptions, ClockSkewOptions, LeaseOptions, MisrouteOptions, ProcessPauseOptions,
+    ReplicaCrashOptions, SlowStepOptions, StoreOptions, TimerJitterOptions,
 };
 
 /// Describes one fault kind; the rows of [`FaultKind::ALL`] in table order.
@@ -141,6 +141,8 @@ fault_table! {
         "timers fire late", "a late timer was injected";
     Lease, lease, "lease", LeaseOptions,
         "the sweeper's lease holder dies or pauses", "a lease-holder fault was injected";
+    AckLoss, ack_loss, "ack-loss", AckLossOptions,
+        "a consumer's ack is lost; the broker redelivers the relay after its ack timeout", "an ack was lost";
 }
 
 impl FaultKind {

@@ -21,8 +21,14 @@ pub fn maybe_hit_holder(world: &Rc<World>) {
     }
     let holder = world.store.state().borrow().lease.map(|(p, _)| p);
     let Some(holder) = holder else { return };
-    let slot =
-        world.cluster.slots.borrow().iter().enumerate().find(|(_, r)| r.process == holder).map(|(i, r)| (i as u32, r.node));
+    let slot = world
+        .cluster
+        .slots
+        .borrow()
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.process == holder)
+        .map(|(i, r)| (i as u32, r.node));
     let Some((index, node)) = slot else { return };
     if executor::node_status(node) != NodeStatus::Alive {
         return;

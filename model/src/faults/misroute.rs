@@ -5,9 +5,9 @@
 use sutra_sim_core::executor;
 
 use super::kind::FaultKind;
-use crate::streams;
 use crate::ctx::{Context, FaultGate};
 use crate::routing::Routing;
+use crate::streams;
 
 /// Mis-routing decisions draw from the injector's stream.
 const GATE: FaultGate = FaultGate::tick(FaultKind::Misroute);

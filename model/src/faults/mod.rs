@@ -28,7 +28,6 @@ use crate::event::ModelEvent;
 use crate::world::World;
 pub use kind::FaultKind;
 
-
 /// The injector loop: one tick at a time until the heal.
 pub async fn inject(world: Rc<World>) {
     let heal_at = sutra_sim_core::SimTime(world.ctx.scenario().phases.heal_at.as_nanos() as u64);

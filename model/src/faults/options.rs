@@ -201,6 +201,25 @@ impl Default for LeaseOptions {
     }
 }
 
+/// Ack loss: a consumer's ack never reaches the broker, which took the relay as still
+/// unacked and redelivers it once its ack timeout passes (a visibility timeout, a consumer
+/// timeout). The consumer carries on; the redelivery is a duplicate its guard must absorb.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AckLossOptions {
+    /// Chance per ack that it is lost on its way to the broker.
+    pub per_ack: Ratio,
+    /// How long the broker waits for an ack before it redelivers the relay.
+    #[serde(with = "serde_duration")]
+    pub redeliver_after: Duration,
+}
+
+impl Default for AckLossOptions {
+    fn default() -> Self {
+        AckLossOptions { per_ack: Ratio::NEVER, redeliver_after: Duration::from_secs(10) }
+    }
+}
+
 /// What every fault kind's options type says about itself.
 pub trait FaultOptions: Default {
     /// True if the options make any fault of the kind fire at all.
@@ -279,7 +298,9 @@ impl FaultOptions for BrokerOptions {
 
 impl FaultOptions for StoreOptions {
     fn configured(&self) -> bool {
-        !self.latency_spike_per_call.is_never() || !self.abort_per_call.is_never() || !self.unavailable_per_tick.is_never()
+        !self.latency_spike_per_call.is_never()
+            || !self.abort_per_call.is_never()
+            || !self.unavailable_per_tick.is_never()
     }
     fn swarm(&mut self, scale: Option<u32>) {
         swarm_rate(&mut self.latency_spike_per_call, scale);
@@ -313,5 +334,14 @@ impl FaultOptions for LeaseOptions {
     fn swarm(&mut self, scale: Option<u32>) {
         swarm_rate(&mut self.holder_crash_per_tick, scale);
         swarm_rate(&mut self.holder_pause_per_tick, scale);
+    }
+}
+
+impl FaultOptions for AckLossOptions {
+    fn configured(&self) -> bool {
+        !self.per_ack.is_never()
+    }
+    fn swarm(&mut self, scale: Option<u32>) {
+        swarm_rate(&mut self.per_ack, scale);
     }
 }

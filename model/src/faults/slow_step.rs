@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use super::kind::FaultKind;
+use crate::ctx::Context;
 use crate::ctx::FaultGate;
 use crate::streams;
-use crate::ctx::Context;
 
 /// How long the next step takes: normally up to the workload's maximum; when the fault
 /// fires, longer than the claim timeout.

@@ -21,11 +21,13 @@ pub fn select(configured: &Faults) -> (Faults, Vec<FaultKind>) {
     }
     let mut f = configured.clone();
     let mut enabled = Vec::new();
-    for &kind in FaultKind::ALL {
+    // Only configured kinds draw: an unconfigured kind has nothing to scale, and a new
+    // kind in the fault table then changes no existing scenario's runs.
+    for &kind in FaultKind::ALL.iter().filter(|&&kind| configured.configured_on(kind)) {
         // Draw 0 — the simplest — switches the kind off; others scale it by 1/4 to 2.
         let draw = executor::choose_in(streams::SWARM, SCALE_MAX_PERMILLE / SCALE_STEP_PERMILLE + 1);
         f.swarm(kind, if draw == 0 { None } else { Some(SCALE_STEP_PERMILLE * draw) });
-        if draw != 0 && configured.configured_on(kind) {
+        if draw != 0 {
             enabled.push(kind);
         }
     }

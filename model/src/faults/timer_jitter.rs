@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use super::kind::FaultKind;
+use crate::ctx::Context;
 use crate::ctx::FaultGate;
 use crate::streams;
-use crate::ctx::Context;
 
 /// How late the next fire is (zero when the fault does not fire).
 pub fn lateness(ctx: &Context) -> Duration {

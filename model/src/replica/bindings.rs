@@ -15,11 +15,11 @@ use std::rc::Rc;
 use sutra_sim_core::cell::{CellId, Settled, Snapshot, VersionedCell};
 use sutra_sim_core::lane::{LaneError, LaneEvent, LaneFlaws, StateLane};
 
+use crate::ctx::Context;
 use crate::dense::DenseMap;
 use crate::event::{Component, LaneAction, ModelEvent};
 use crate::ids::{InstanceId, ProcessId};
 use crate::mutant::Mutant;
-use crate::ctx::Context;
 use crate::routing::Routing;
 
 /// Most deliveries a binding table tracks at once.
@@ -75,10 +75,8 @@ impl Bindings {
     /// A binding table for `process`, its lane on the current node.
     pub fn new(ctx: Rc<Context>, routing: Rc<Routing>, process: ProcessId) -> Bindings {
         let lanes = ctx.scenario().topology.lanes as usize;
-        let flaws = LaneFlaws {
-            skip_reentrancy_check: ctx.mutant_is(Mutant::ReentrantCallUndetected),
-            ..LaneFlaws::default()
-        };
+        let flaws =
+            LaneFlaws { skip_reentrancy_check: ctx.mutant_is(Mutant::ReentrantCallUndetected), ..LaneFlaws::default() };
         let state = BindingState { routes: DenseMap::new(), tickets: DenseMap::new(), per_lane: vec![0; lanes] };
         let lane = StateLane::with_flaws(format!("p{}:bindings", process.0), state, flaws);
         let tracer = ctx.tracer.clone();
@@ -171,10 +169,10 @@ impl Bindings {
             outcome?;
         } else {
             self.turn(move |t| {
-                    t.unbind_on_lane(instance, home);
-                    t.bind_on_lane(instance, lane, home);
-                })
-                .await?;
+                t.unbind_on_lane(instance, home);
+                t.bind_on_lane(instance, lane, home);
+            })
+            .await?;
         }
         self.ctx.emit(ModelEvent::BindingChanged { process: self.process, instance, lane: Some(lane) });
         Ok(())

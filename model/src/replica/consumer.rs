@@ -7,8 +7,8 @@ use std::rc::Rc;
 use crate::broker::Broker;
 use crate::ctx::Context;
 use crate::event::ModelEvent;
-use crate::replica::execution::{Source, Work};
 use crate::replica::cluster::ReplicaSurface;
+use crate::replica::execution::{Source, Work};
 use crate::streams;
 
 /// The consumer loop of one process.
@@ -48,14 +48,7 @@ pub async fn run(ctx: Rc<Context>, broker: Broker, surface: Rc<ReplicaSurface>) 
         let destination = crate::faults::misroute::route(&ctx, lane, false);
         let (lane, misrouted) = (destination.lane, destination.misrouted);
         let exec = ctx.new_exec();
-        ctx.emit(ModelEvent::Dispatched {
-            instance: relay.instance,
-            exec,
-            path: relay.path,
-            process,
-            lane,
-            misrouted,
-        });
+        ctx.emit(ModelEvent::Dispatched { instance: relay.instance, exec, path: relay.path, process, lane, misrouted });
         let work = Work {
             exec,
             instance: relay.instance,

@@ -18,9 +18,9 @@ use crate::event::{Exit, ModelEvent, Reaction};
 use crate::ids::{Code, ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
 use crate::mutant::Mutant;
 use crate::replica::bindings::{Bindings, Ticket};
+use crate::routing::Routing;
 use crate::store::{ClaimResult, CommitSpec, Store, Trigger};
 use crate::streams;
-use crate::routing::Routing;
 
 pub use crate::spec::LANE_BACKLOG_MAX;
 /// Most in-place claim retries of the careless wait-on-held-claim code, so it cannot spin forever.

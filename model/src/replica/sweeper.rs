@@ -7,9 +7,9 @@ use std::rc::Rc;
 use sutra_sim_core::executor::{self, sleep};
 
 use crate::ctx::Context;
-use crate::store::Store;
 use crate::ids::{OwnerId, ProcessId};
 use crate::mutant::Mutant;
+use crate::store::Store;
 use crate::store::{OwnerFilter, SweepCutoff};
 
 /// The careless sweeper's owner parser, written when a replica had one lane: it clears

@@ -7,19 +7,25 @@ use std::rc::Rc;
 use sutra_sim_core::executor::sleep;
 
 use crate::ctx::Context;
-use crate::replica::cluster::Cluster;
-use crate::routing::Routing;
-use crate::store::Store;
 use crate::event::ModelEvent;
 use crate::ids::ResumePath;
-use crate::replica::execution::{Source, Work};
+use crate::replica::cluster::Cluster;
 use crate::replica::cluster::ReplicaSurface;
+use crate::replica::execution::{Source, Work};
+use crate::routing::Routing;
+use crate::store::Store;
 
 /// Most timers one poll picks.
 pub const TIMERS_PER_POLL_MAX: usize = 64;
 
 /// The poller loop of one process.
-pub async fn run(ctx: Rc<Context>, store: Store, routing: Rc<Routing>, cluster: Rc<Cluster>, surface: Rc<ReplicaSurface>) {
+pub async fn run(
+    ctx: Rc<Context>,
+    store: Store,
+    routing: Rc<Routing>,
+    cluster: Rc<Cluster>,
+    surface: Rc<ReplicaSurface>,
+) {
     let t = &ctx.scenario().timeouts;
     loop {
         sleep(t.timer_poll_interval).await;
