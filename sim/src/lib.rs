@@ -19,6 +19,7 @@ pub mod checker;
 pub mod determinism;
 pub mod entropy;
 pub mod executor;
+mod ids;
 pub mod lane;
 pub mod node;
 mod ready;
