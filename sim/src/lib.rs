@@ -20,6 +20,7 @@ pub mod determinism;
 pub mod entropy;
 pub mod executor;
 mod ids;
+mod judge;
 pub mod lane;
 pub mod node;
 mod ready;
