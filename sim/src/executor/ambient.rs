@@ -91,6 +91,18 @@ pub fn in_simulation() -> bool {
     !CURRENT.get().is_null()
 }
 
+/// The current simulated time and the name of the current task's node, if a world is
+/// entered and not in the middle of an executor call. For log records, which may be
+/// emitted from anywhere, so this never panics: it answers `None` instead.
+pub(crate) fn peek_stamp() -> Option<(SimTime, Rc<str>)> {
+    with_entered(|state| {
+        let state = state.try_borrow().ok()?;
+        let node = state.current_node();
+        Some((state.now, state.nodes[node.0 as usize].name.clone()))
+    })
+    .flatten()
+}
+
 /// The current simulated time.
 pub fn now() -> SimTime {
     with_state(|s| s.now)

@@ -24,7 +24,8 @@
 //! The executor logs through `tracing` under the target [`LOG_TARGET`]: node faults at
 //! `debug`, task spawns and ends at `trace`. With no subscriber listening, each record
 //! costs a check of the callsite's interest and nothing else: no formatting, no lookup of
-//! names, no allocation.
+//! names, no allocation. [`crate::log`] provides a subscriber that stamps each record with
+//! the simulated time and the current node.
 
 mod ambient;
 mod lanes;
@@ -34,6 +35,7 @@ mod state;
 mod tasks;
 mod wakers;
 
+pub(crate) use ambient::peek_stamp;
 pub use ambient::{
     chance_in, choose, choose_in, current_node, current_task, finish, in_simulation, local_now, node_now, now, sleep,
     sleep_until, spawn, spawn_daemon_on, spawn_on, stamp, yield_now, EnterGuard, Sleep, YieldNow, LOG_TARGET,
