@@ -170,7 +170,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::executor::{add_node, kill, sleep, spawn_on};
+    use crate::executor::{add_node, kill, pause, restart, resume, sleep, spawn_on};
     use crate::run::{simulate, RunConfig};
     use crate::trace::{EventKind, Tracer};
 
@@ -183,7 +183,8 @@ mod tests {
         }
     }
 
-    /// A world with one replica whose task logs at 1.5 s; the world kills the replica at 2 s.
+    /// A world with one replica whose task logs at 1.5 s; the world pauses the replica at
+    /// 1 s, resumes it at 1.2 s, kills it at 2 s and restarts it at 3 s.
     fn tiny_run() -> crate::run::Outcome<NoEvents> {
         simulate(&RunConfig::seeded(7), Vec::new(), |_: &Tracer<NoEvents>| {
             let replica = add_node("replica-1", None);
@@ -193,8 +194,14 @@ mod tests {
                 sleep(Duration::from_secs(60)).await;
             });
             spawn_on(crate::node::NodeId::WORLD, "killer", async move {
-                sleep(Duration::from_secs(2)).await;
+                sleep(Duration::from_secs(1)).await;
+                pause(replica);
+                sleep(Duration::from_millis(200)).await;
+                resume(replica);
+                sleep(Duration::from_millis(800)).await;
                 kill(replica);
+                sleep(Duration::from_secs(1)).await;
+                restart(replica);
             });
         })
     }
@@ -220,6 +227,30 @@ mod tests {
         let spawned = lines.iter().filter(|l| l.contains("task spawned")).count();
         assert_eq!(spawned, 2, "{log}");
         assert!(lines.iter().any(|l| l.contains("task ended") && l.contains("task=killer")), "{log}");
+    }
+
+    #[test]
+    fn every_node_fault_is_logged_at_debug_with_its_time() {
+        let (_, faults) = capture(&filter("sutra_sim_core::executor=debug"), tiny_run);
+        let records: Vec<(&str, &str)> = faults
+            .lines()
+            .map(|l| {
+                let time = l.split_whitespace().next().expect("a time");
+                let message = l.split(": ").nth(1).expect("a message").split(" node=").next().expect("a message");
+                (time, message)
+            })
+            .collect();
+        assert_eq!(
+            records,
+            [
+                ("0.000000000s", "node added"),
+                ("1.000000000s", "node paused"),
+                ("1.200000000s", "node resumed"),
+                ("2.000000000s", "node killed"),
+                ("3.000000000s", "node restarted"),
+            ],
+            "{faults}"
+        );
     }
 
     #[test]
