@@ -58,7 +58,7 @@ pub(super) struct State {
     pub(super) now: SimTime,
     pub(super) slots: Vec<Slot>,
     /// Slots without a task, reused last freed first.
-    /// Invariant: exactly the slots whose `task` is `None`.
+    /// Invariant: every slot listed here has no task, and is listed once.
     pub(super) free: Vec<u32>,
     /// Ready tasks of alive nodes, in the order they became ready (front = oldest, which
     /// is index 0 for the strategy).
