@@ -6,8 +6,8 @@
 //! restart and pause ([`node`]), a typed trace with a stable fingerprint ([`trace`]),
 //! versioned cells for stale-snapshot detection ([`cell`]), the state lane of spec 003
 //! ([`lane`]), the checker API ([`checker`]), the runner that ties them together
-//! ([`run`]), the determinism self-check ([`determinism`]) and the bare executor benchmark
-//! ([`mod@bench`]).
+//! ([`run`]), the determinism self-check ([`determinism`]), logs stamped with simulated
+//! time and node ([`log`]) and the bare executor benchmark ([`mod@bench`]).
 //!
 //! Determinism rules: one entropy source per run; no wall clock, OS randomness, threads
 //! or randomly seeded hash maps inside the simulated world.
@@ -19,7 +19,10 @@ pub mod checker;
 pub mod determinism;
 pub mod entropy;
 pub mod executor;
+mod ids;
+mod judge;
 pub mod lane;
+pub mod log;
 pub mod node;
 mod ready;
 pub mod run;

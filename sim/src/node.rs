@@ -60,7 +60,7 @@ pub(crate) struct Node {
     pub(crate) clock: NodeClock,
     pub(crate) boot: Option<BootFn>,
     /// Tasks woken while the node was paused, in wake order; empty unless paused.
-    pub(crate) held: Vec<crate::executor::TaskId>,
+    pub(crate) held: Vec<crate::ids::TaskId>,
 }
 
 #[cfg(test)]

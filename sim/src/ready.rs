@@ -13,7 +13,7 @@
 //! moves as one fixed-size block: straight-line vector moves, no call to `memmove` and no
 //! loop whose exit the CPU would mispredict.
 
-use crate::executor::TaskId;
+use crate::ids::TaskId;
 
 /// Spare entries kept behind the live ones, so that a tail this short or shorter shifts
 /// as one fixed-size copy.

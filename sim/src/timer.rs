@@ -19,7 +19,7 @@
 //! slot; every move appends in order, so a slot stays in registration order, and the
 //! earliest deadline's timers come out oldest first.
 
-use crate::executor::TaskId;
+use crate::ids::TaskId;
 use crate::time::SimTime;
 
 /// Bits of the deadline per level of the wheel.

@@ -11,7 +11,7 @@ pub use random::RandomWalk;
 use serde::{Deserialize, Serialize};
 
 use crate::entropy::Entropy;
-use crate::executor::TaskId;
+use crate::ids::TaskId;
 
 /// Picks the next task to poll.
 pub trait Strategy {

@@ -11,7 +11,7 @@
 
 use super::Strategy;
 use crate::entropy::{Entropy, Stream};
-use crate::executor::TaskId;
+use crate::ids::TaskId;
 
 /// Range of initial priorities drawn per task (above the change-point band).
 const PRIORITY_RANGE: u32 = 1 << 16;

@@ -2,7 +2,7 @@
 
 use super::Strategy;
 use crate::entropy::{Entropy, Stream};
-use crate::executor::TaskId;
+use crate::ids::TaskId;
 
 /// Uniform random choice among ready tasks.
 #[derive(Clone, Copy, Debug, Default)]

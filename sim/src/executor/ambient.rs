@@ -1,0 +1,263 @@
+//! The ambient API of the simulated world: the free functions model code calls ([`now`],
+//! [`choose`], [`spawn`], [`sleep`], …) and the thread-local that leads them to the world
+//! entered on this thread.
+//!
+//! The world is ambient rather than passed around because model code is written like
+//! ordinary async code, which reaches its runtime the same way. There is exactly one world
+//! per thread at a time, so parallel sweeps run one executor per thread. The thread-local
+//! is a bare pointer (one load, no lazy-init check, no second `RefCell`): every poll
+//! reads it.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use crate::entropy::Stream;
+use crate::ids::{TaskId, TaskName};
+use crate::node::NodeId;
+use crate::time::SimTime;
+
+use super::state::State;
+
+/// The `tracing` target of the executor's log records (node faults, task spawns and ends),
+/// whichever file emits them, so that a filter such as `sutra_sim_core::executor=debug`
+/// selects them all.
+pub const LOG_TARGET: &str = "sutra_sim_core::executor";
+
+thread_local! {
+    /// The entered world's state, or null when none is entered.
+    ///
+    /// Invariant: non-null only while the [`EnterGuard`] that set it is alive. The guard
+    /// owns an `Rc` of the state and nulls this pointer before releasing it, so a non-null
+    /// pointer always points at live state. A plain `Cell` of a pointer has no destructor,
+    /// so reading it costs one load: no lazy registration check, no `RefCell` flag.
+    static CURRENT: Cell<*const RefCell<State>> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Restores the thread's executor slot when dropped; returned by
+/// [`Executor::enter`](super::Executor::enter).
+pub struct EnterGuard {
+    /// Keeps the state alive for as long as [`CURRENT`] points at it.
+    state: Rc<RefCell<State>>,
+}
+
+impl Drop for EnterGuard {
+    fn drop(&mut self) {
+        debug_assert!(std::ptr::eq(CURRENT.get(), Rc::as_ptr(&self.state)), "guards drop in the order entered");
+        // Null the pointer first: dropping the state (after this body, with `self.state`)
+        // may drop futures that touch the thread-local, and they must find no world.
+        CURRENT.set(std::ptr::null());
+    }
+}
+
+/// Installs `state` as the thread's simulated world until the guard drops.
+///
+/// Panics if another world is already entered on this thread.
+pub(super) fn enter(state: &Rc<RefCell<State>>) -> EnterGuard {
+    assert!(CURRENT.get().is_null(), "an executor is already entered on this thread");
+    CURRENT.set(Rc::as_ptr(state));
+    EnterGuard { state: state.clone() }
+}
+
+/// Runs `f` on the entered world's state, or answers `None` if no world is entered. For
+/// the waker and the log, which must tolerate a world that is gone.
+#[inline]
+pub(super) fn with_entered<R>(f: impl FnOnce(&RefCell<State>) -> R) -> Option<R> {
+    let state = CURRENT.get();
+    if state.is_null() {
+        return None;
+    }
+    // SAFETY: non-null means an EnterGuard owning this state is alive (see `CURRENT`), and
+    // every `f` here is executor code that never drops a guard, so it stays alive for `f`.
+    Some(f(unsafe { &*state }))
+}
+
+/// Runs `f` on the entered world's state. Panics if no world is entered.
+#[inline]
+pub(super) fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
+    let state = CURRENT.get();
+    assert!(!state.is_null(), "no simulated world is entered on this thread");
+    // SAFETY: non-null means an EnterGuard owning this state is alive (see `CURRENT`), and
+    // every `f` here is executor code that never drops a guard, so it stays alive for `f`.
+    let state = unsafe { &*state };
+    f(&mut state.borrow_mut())
+}
+
+/// True if a simulated world is entered on this thread.
+pub fn in_simulation() -> bool {
+    !CURRENT.get().is_null()
+}
+
+/// The current simulated time and the name of the current task's node, if a world is
+/// entered and not in the middle of an executor call. For log records, which may be
+/// emitted from anywhere, so this never panics: it answers `None` instead.
+pub(crate) fn peek_stamp() -> Option<(SimTime, Rc<str>)> {
+    with_entered(|state| {
+        let state = state.try_borrow().ok()?;
+        let node = state.current_node();
+        Some((state.now, state.nodes[node.0 as usize].name.clone()))
+    })
+    .flatten()
+}
+
+/// The current simulated time.
+pub fn now() -> SimTime {
+    with_state(|s| s.now)
+}
+
+/// The current task's node's local clock reading (offset and drift applied).
+pub fn local_now() -> SimTime {
+    with_state(|s| s.nodes[s.current_node().0 as usize].clock.local(s.now))
+}
+
+/// `node`'s local clock reading now.
+pub fn node_now(node: NodeId) -> SimTime {
+    with_state(|s| s.nodes[node.0 as usize].clock.local(s.now))
+}
+
+/// A value in `[0, n)` from the model stream of the run's entropy; 0 is the simplest.
+pub fn choose(n: u32) -> u32 {
+    with_state(|s| s.entropy.choose_in(Stream::MODEL, n))
+}
+
+/// A value in `[0, n)` from the given stream; 0 is the simplest.
+pub fn choose_in(stream: Stream, n: u32) -> u32 {
+    with_state(|s| s.entropy.choose_in(stream, n))
+}
+
+/// True with probability `numerator / denominator`; false is the simpler answer.
+pub fn chance_in(stream: Stream, numerator: u32, denominator: u32) -> bool {
+    with_state(|s| s.entropy.chance_in(stream, numerator, denominator))
+}
+
+/// The task being polled, if any.
+pub fn current_task() -> Option<TaskId> {
+    with_state(|s| s.current)
+}
+
+/// The node of the task being polled (the world node outside any task).
+pub fn current_node() -> NodeId {
+    with_state(|s| s.current_node())
+}
+
+/// The current time and the current task's node, in one look at the world (the trace
+/// stamps every event with both).
+pub fn stamp() -> (SimTime, NodeId) {
+    with_state(|s| (s.now, s.current_node()))
+}
+
+/// Spawns a task on the current task's node; it keeps the run alive until it ends.
+pub fn spawn(name: impl Into<TaskName>, future: impl Future<Output = ()> + 'static) -> TaskId {
+    let node = current_node();
+    spawn_on(node, name, future)
+}
+
+/// Spawns a task on `node`; it keeps the run alive until it ends.
+pub fn spawn_on(node: NodeId, name: impl Into<TaskName>, future: impl Future<Output = ()> + 'static) -> TaskId {
+    let id = with_state(|s| s.spawn(node, name.into(), false, Box::pin(future)));
+    log_spawn(id, false);
+    id
+}
+
+/// Spawns a daemon on `node`: a periodic role that does not keep the run alive and is not
+/// named in a hang (the sweeper, a timer poller, a fault injector).
+pub fn spawn_daemon_on(node: NodeId, name: impl Into<TaskName>, future: impl Future<Output = ()> + 'static) -> TaskId {
+    let id = with_state(|s| s.spawn(node, name.into(), true, Box::pin(future)));
+    log_spawn(id, true);
+    id
+}
+
+/// A trace-level record of a spawn. Emitted outside the state's borrow, so that a
+/// subscriber may look at the world; with no subscriber listening, the macro's level and
+/// callsite checks skip the lookup of the task's name altogether.
+#[inline]
+fn log_spawn(id: TaskId, daemon: bool) {
+    tracing::trace!(target: LOG_TARGET, node = %task_node_name(id), task = %task_name(id), daemon, "task spawned");
+}
+
+/// The name of task `id`'s node, for log records (empty once the task has ended).
+pub(super) fn task_node_name(id: TaskId) -> Rc<str> {
+    with_state(|s| s.task(id).map(|t| s.nodes[t.node.0 as usize].name.clone()).unwrap_or_else(|| Rc::from("")))
+}
+
+/// The name of task `id`, for log records (empty once the task has ended).
+pub(super) fn task_name(id: TaskId) -> TaskName {
+    with_state(|s| s.task(id).map(|t| t.name.clone()).unwrap_or(TaskName::Static("")))
+}
+
+/// Ends the run at the next step, as finished (the checkers' end-of-run phase follows).
+pub fn finish() {
+    with_state(|s| s.finished = true)
+}
+
+/// A future that completes at `now() + duration`.
+pub fn sleep(duration: Duration) -> Sleep {
+    Sleep { deadline: now().add(duration), registered: false }
+}
+
+/// A future that completes at `deadline`.
+pub fn sleep_until(deadline: SimTime) -> Sleep {
+    Sleep { deadline, registered: false }
+}
+
+/// Completes at its deadline. Registers its timer on first poll; a spurious wake re-checks.
+#[must_use = "futures do nothing unless awaited"]
+pub struct Sleep {
+    deadline: SimTime,
+    registered: bool,
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        let deadline = self.deadline;
+        if with_state(|s| s.now >= deadline) {
+            return Poll::Ready(());
+        }
+        if !self.registered {
+            register_timer(deadline);
+            self.registered = true;
+        }
+        Poll::Pending
+    }
+}
+
+/// Sets a timer for the current task. Out of line: the check before it is inlined into
+/// every `.await` on a sleep, and should stay small there.
+#[inline(never)]
+fn register_timer(deadline: SimTime) {
+    with_state(|s| {
+        let id = s.current.expect("sleep polled outside a task");
+        debug_assert!(deadline > s.now, "a due sleep registers no timer");
+        s.timers.push(deadline, id);
+    })
+}
+
+/// Yields once: the task goes to the back of the ready list and the strategy picks again.
+pub fn yield_now() -> YieldNow {
+    YieldNow { yielded: false }
+}
+
+/// Completes on its second poll, after re-queuing itself once.
+#[must_use = "futures do nothing unless awaited"]
+pub struct YieldNow {
+    yielded: bool,
+}
+
+impl Future for YieldNow {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.yielded {
+            return Poll::Ready(());
+        }
+        self.yielded = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
