@@ -17,32 +17,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run one seed of one scenario and print its verdict and fingerprint.
-    Run {
-        /// Built-in scenario name or path to a scenario TOML file.
-        #[arg(long, default_value = "smoke")]
-        scenario: String,
-        /// The seed.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Switch on a known-bad variant of the model.
-        #[arg(long)]
-        mutant: Option<String>,
-        /// Override the scenario's strategy: random, pct, pct:DEPTH, pct:DEPTH:HORIZON.
-        #[arg(long)]
-        strategy: Option<String>,
-        /// Write a Perfetto/Chrome trace-event timeline.
-        #[arg(long)]
-        perfetto: Option<PathBuf>,
-        /// Run only this checker (repeatable); by default the scenario's checkers, or all.
-        #[arg(long = "checker", value_name = "NAME")]
-        checker: Vec<String>,
-        /// Do not run this checker (repeatable).
-        #[arg(long = "skip-checker", value_name = "NAME")]
-        skip_checker: Vec<String>,
-        /// Print one JSON document.
-        #[arg(long)]
-        json: bool,
-    },
+    Run(commands::run::RunArgs),
     /// Run many seeds, in parallel, and report.
     Sweep(commands::sweep::SweepArgs),
     /// Replay a reproducer file exactly.
@@ -55,6 +30,11 @@ enum Command {
         /// Write a Perfetto/Chrome trace-event timeline.
         #[arg(long)]
         perfetto: Option<PathBuf>,
+        /// Write the run's log to stderr: every event as a `tracing` record stamped with
+        /// simulated time and node, filtered by `RUST_LOG`-style directives taken from
+        /// `RUST_LOG` (default `debug`, all of it).
+        #[arg(long)]
+        log: bool,
         /// Print one JSON document.
         #[arg(long)]
         json: bool,
@@ -133,11 +113,11 @@ use commands::Usage;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { scenario, seed, mutant, strategy, perfetto, checker, skip_checker, json } => {
-            commands::run::run(&scenario, seed, mutant, strategy, perfetto, (checker, skip_checker), json)
-        }
+        Command::Run(args) => commands::run::run(args),
         Command::Sweep(args) => commands::sweep::sweep_command(args),
-        Command::Replay { file, trace, perfetto, json } => commands::replay::replay(&file, trace, perfetto, json),
+        Command::Replay { file, trace, perfetto, log, json } => {
+            commands::replay::replay(&file, trace, perfetto, log, json)
+        }
         Command::Shrink { file, scenario, seed, mutant, output, time_budget, json } => {
             commands::shrink::shrink(commands::shrink::ShrinkArgs {
                 file,

@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use sutra_sim_core::{StrategyConfig, Verdict};
-use sutra_sim_model::{Mutant, Scenario};
+use sutra_sim_model::{Mutant, RunOptions, Scenario};
 
 use crate::plugin::{CheckerKind, CheckerSet, ModelCheckerSpec};
 use crate::scenario_arg;
@@ -269,6 +269,7 @@ impl SimTest {
         let scenario = &plan.scenarios[0];
         let failing = &tally.failing;
         if let Some(first) = failing.first() {
+            print_log_of(&plan, first.seed);
             let (reproducer, reproducer_note) = match save_reproducer(&plan, first) {
                 Ok(path) => (Some(path), None),
                 Err(note) => (None, Some(note)),
@@ -408,6 +409,31 @@ fn test_target_flag(package: &str) -> Option<String> {
     }
 }
 
+/// Reruns `seed` with the simulator's log captured and prints it, so that the test's
+/// captured output (shown when the test fails) holds the run's log.
+fn print_log_of(plan: &SweepPlan, seed: u64) {
+    let directives = std::env::var("RUST_LOG").unwrap_or_else(|_| "debug".to_string());
+    match log_of(plan, seed, &directives) {
+        Ok(log) => {
+            println!("sutra-sim: log of scenario {}, seed {seed} (RUST_LOG={directives}):", plan.scenarios[0].name);
+            print!("{log}");
+        }
+        Err(e) => println!("sutra-sim: no log of seed {seed}: {e}"),
+    }
+}
+
+/// The log of `seed` of the plan's scenario, filtered by `directives` (`RUST_LOG` style;
+/// `debug` is everything the model and the simulator record). The rerun is the same run:
+/// logging draws nothing.
+fn log_of(plan: &SweepPlan, seed: u64, directives: &str) -> Result<String, String> {
+    let scenario = &plan.scenarios[0];
+    let filter: sutra_sim_core::log::LogFilter = directives.parse().map_err(|e| format!("RUST_LOG: {e}"))?;
+    let judges = plan.checkers.build_for(scenario).map_err(|e| e.0)?;
+    let options = RunOptions::for_seed(seed, plan.strategy, plan.mutant);
+    let (_, log) = sutra_sim_core::log::capture(&filter, || sutra_sim_model::run_with(scenario, &options, judges));
+    Ok(log)
+}
+
 impl fmt::Display for SimTestFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mutant = self.mutant.map(|m| format!(", mutant {}", m.name())).unwrap_or_default();
@@ -525,5 +551,28 @@ mod tests {
                 other => panic!("expected a failure, got {other:?}"),
             };
         assert_eq!(first(1), first(3));
+    }
+
+    #[test]
+    fn a_failing_seed_has_its_log_with_simulated_time_node_and_lane() {
+        let plan = SweepPlan {
+            scenarios: vec![Scenario::built_in("smoke").unwrap()],
+            start: 3,
+            count: 1,
+            shard: None,
+            mutant: Some(Mutant::PerProcessOwner),
+            strategy: None,
+            jobs: 1,
+            time_budget: None,
+            checkers: CheckerSet::built_in(),
+        };
+        let log = log_of(&plan, 3, "debug").unwrap();
+        let granted = log.lines().find(|l| l.contains("claim-granted")).unwrap_or_else(|| panic!("no grant in {log}"));
+        assert!(granted.contains("s replica-"), "sim time and node: {granted}");
+        assert!(granted.contains("execution{lane="), "the execution's lane: {granted}");
+        let store_only = log_of(&plan, 3, "sutra_sim_model::store=trace").unwrap();
+        assert!(!store_only.is_empty());
+        assert!(store_only.lines().all(|l| l.contains("sutra_sim_model::store")), "{store_only}");
+        assert!(log_of(&plan, 3, "sutra_sim_model=nonsense").is_err());
     }
 }

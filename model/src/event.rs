@@ -295,6 +295,10 @@ pub mod tag {
 }
 
 impl EventKind for ModelEvent {
+    fn log(&self) {
+        crate::log::record(self);
+    }
+
     fn name(&self) -> &'static str {
         match self {
             ModelEvent::InstanceStarted { .. } => "instance-started",

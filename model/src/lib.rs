@@ -14,6 +14,7 @@ pub mod dense;
 pub mod event;
 pub mod faults;
 pub mod ids;
+pub mod log;
 pub mod mutant;
 pub mod pull;
 pub mod ratio;

@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::fmt::format::Writer;
-use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, MakeWriter};
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields, MakeWriter};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::registry::LookupSpan;
 
@@ -85,6 +85,7 @@ pub fn capture<R>(filter: &LogFilter, f: impl FnOnce() -> R) -> (R, String) {
 /// default; returns what `f` returned and the writer. Other threads are not affected, so
 /// parallel sweeps can log each run on its own.
 pub fn with_log<W: Write + Send + 'static, R>(filter: &LogFilter, writer: W, f: impl FnOnce() -> R) -> (R, W) {
+    keep_a_second_dispatch_registered();
     let shared = Arc::new(Mutex::new(writer));
     let result = tracing::subscriber::with_default(subscriber(filter, SharedWriter(shared.clone())), f);
     // `with_default` dropped its subscriber, and with it the only other handle.
@@ -93,6 +94,20 @@ pub fn with_log<W: Write + Send + 'static, R>(filter: &LogFilter, writer: W, f: 
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner);
     (result, writer)
+}
+
+/// Registers, once per process, a dispatch that is never installed anywhere.
+///
+/// `tracing` caches each call site's interest process-wide. While exactly one dispatch is
+/// registered, tracing-core computes that interest from the default of *whichever thread
+/// first reaches the call site* (tokio-rs/tracing#2874, #3611): a thread with no
+/// subscriber — another test, another sweep worker — then caches "never" and the capture
+/// on this thread silently loses records. With a second dispatch registered, interest is
+/// computed over all registered dispatches, so the capture sees every record. It costs a
+/// process that never logs nothing: this only runs when a log is asked for.
+fn keep_a_second_dispatch_registered() {
+    static SECOND: std::sync::OnceLock<tracing::Dispatch> = std::sync::OnceLock::new();
+    SECOND.get_or_init(|| tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()));
 }
 
 /// The simulated-run subscriber: records that pass `filter`, one line each, written to
@@ -122,7 +137,12 @@ where
         write!(writer, "{:>5} {}: ", metadata.level(), metadata.target())?;
         if let Some(scope) = ctx.event_scope() {
             for span in scope.from_root() {
-                write!(writer, "{}: ", span.name())?;
+                write!(writer, "{}", span.name())?;
+                let extensions = span.extensions();
+                match extensions.get::<FormattedFields<N>>() {
+                    Some(fields) if !fields.is_empty() => write!(writer, "{{{fields}}}: ")?,
+                    _ => write!(writer, ": ")?,
+                }
             }
         }
         ctx.format_fields(writer.by_ref(), event)?;
@@ -292,5 +312,19 @@ mod tests {
     fn simulated_time_prints_seconds_to_the_nanosecond() {
         assert_eq!(SimTimeText(SimTime(12_345_678_901)).to_string(), "12.345678901s");
         assert_eq!(SimTimeText(SimTime::ZERO).to_string(), "0.000000000s");
+    }
+
+    #[test]
+    fn a_call_site_first_reached_by_a_thread_without_a_subscriber_still_reaches_a_capture() {
+        fn site() {
+            tracing::info!(target: "sutra_sim_core::log::first_reached_elsewhere", "reached");
+        }
+        let filter: LogFilter = "info".parse().unwrap();
+        let ((), text) = capture(&filter, || {
+            // The call site registers from a thread with no subscriber, then fires here.
+            std::thread::spawn(site).join().unwrap();
+            site();
+        });
+        assert!(text.contains("reached"), "the capture lost the record: {text:?}");
     }
 }

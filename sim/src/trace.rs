@@ -36,6 +36,10 @@ pub trait EventKind: Clone + Debug + Serialize + 'static {
     fn tag(&self) -> u8 {
         0
     }
+    /// Writes the event to `tracing`, for `--log`; called as it is emitted, inside the
+    /// task that emitted it (so a subscriber can stamp the time and node). The default
+    /// writes nothing. Must not change anything the run can observe.
+    fn log(&self) {}
 }
 
 /// How many distinct event tags there can be (the width of an interest mask).
@@ -95,11 +99,13 @@ impl<K: EventKind> Tracer<K> {
     /// Emits an event, stamped with the current time and the current task's node.
     pub fn emit(&self, kind: K) {
         let (time, node) = executor::stamp();
+        kind.log();
         self.pending.borrow_mut().push(Event { seq: 0, time, node, kind });
     }
 
     /// Emits an event attributed to `node` (for the environment acting on a node).
     pub fn emit_on(&self, node: NodeId, kind: K) {
+        kind.log();
         self.pending.borrow_mut().push(Event { seq: 0, time: executor::now(), node, kind });
     }
 

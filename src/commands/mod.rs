@@ -25,6 +25,18 @@ pub struct Usage(pub String);
 /// What a command returns.
 pub type Outcome = Result<ExitCode, Usage>;
 
+/// Runs `f`, writing its simulated run's log to stderr when `log` is set, filtered by the
+/// `RUST_LOG` directives (default `debug`: every record of the model and the simulator).
+/// A filter that does not parse is bad usage.
+pub fn logged<R>(log: bool, f: impl FnOnce() -> R) -> Result<R, Usage> {
+    if !log {
+        return Ok(f());
+    }
+    let directives = std::env::var("RUST_LOG").unwrap_or_else(|_| "debug".to_string());
+    let filter: sutra_sim_core::log::LogFilter = directives.parse().map_err(|e| Usage(format!("RUST_LOG: {e}")))?;
+    Ok(sutra_sim_core::log::with_log(&filter, std::io::stderr(), f).0)
+}
+
 pub fn parse_mutant(name: Option<String>) -> Result<Option<Mutant>, Usage> {
     name.map(|n| Mutant::parse(&n).map_err(Usage)).transpose()
 }

@@ -17,9 +17,9 @@ use sutra_sim::story;
 
 use super::*;
 
-pub fn replay(file: &std::path::Path, trace: bool, perfetto: Option<PathBuf>, json: bool) -> Outcome {
+pub fn replay(file: &std::path::Path, trace: bool, perfetto: Option<PathBuf>, log: bool, json: bool) -> Outcome {
     let reproducer = Reproducer::load(file).map_err(|e| Usage(e.0))?;
-    let replayed = replay_reproducer(&reproducer, &CheckerSet::built_in(), true).map_err(|e| {
+    let replayed = logged(log, || replay_reproducer(&reproducer, &CheckerSet::built_in(), true))?.map_err(|e| {
         Usage(format!(
             "{}: {e} (a reproducer of your own checkers replays in your program: sutra_sim::replay)",
             file.display()

@@ -10,22 +10,61 @@ use sutra_sim_model::RunOptions;
 
 use super::*;
 
-pub fn run(
-    scenario_arg: &str,
-    seed: u64,
-    mutant: Option<String>,
-    strategy: Option<String>,
-    perfetto: Option<PathBuf>,
-    (only, skip): (Vec<String>, Vec<String>),
-    json: bool,
-) -> Outcome {
+/// The arguments of `sutra-sim run`.
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// Built-in scenario name or path to a scenario TOML file.
+    #[arg(long, default_value = "smoke")]
+    pub scenario: String,
+    /// The seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Switch on a known-bad variant of the model.
+    #[arg(long)]
+    pub mutant: Option<String>,
+    /// Override the scenario's strategy: random, pct, pct:DEPTH, pct:DEPTH:HORIZON.
+    #[arg(long)]
+    pub strategy: Option<String>,
+    /// Write a Perfetto/Chrome trace-event timeline.
+    #[arg(long)]
+    pub perfetto: Option<PathBuf>,
+    /// Run only this checker (repeatable); by default the scenario's checkers, or all.
+    #[arg(long = "checker", value_name = "NAME")]
+    pub checker: Vec<String>,
+    /// Do not run this checker (repeatable).
+    #[arg(long = "skip-checker", value_name = "NAME")]
+    pub skip_checker: Vec<String>,
+    /// Write the run's log to stderr: every event as a `tracing` record stamped with
+    /// simulated time and node, filtered by `RUST_LOG`-style directives taken from
+    /// `RUST_LOG` (default `debug`, all of it).
+    #[arg(long)]
+    pub log: bool,
+    /// Print one JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs one seed and prints (or, with `--json`, prints as one document) its verdict.
+pub fn run(args: RunArgs) -> Outcome {
+    let RunArgs {
+        scenario: scenario_arg,
+        seed,
+        mutant,
+        strategy,
+        perfetto,
+        checker: only,
+        skip_checker: skip,
+        log,
+        json,
+    } = args;
+    let scenario_arg = scenario_arg.as_str();
     let scenario = scenario_arg::resolve_one(scenario_arg).map_err(|e| Usage(e.0))?;
     let checkers = CheckerSet::built_in().only(only).and_then(|c| c.skip(skip)).map_err(|e| Usage(e.0))?;
     let judges = checkers.build_for(&scenario).map_err(|e| Usage(e.0))?;
     let mutant = parse_mutant(mutant)?;
     let strategy = parse_strategy(strategy)?;
     let options = RunOptions { entropy: EntropyMode::Seed(seed), strategy, mutant, keep_trace: perfetto.is_some() };
-    let out = sutra_sim_model::run_with(&scenario, &options, judges);
+    let out = logged(log, || sutra_sim_model::run_with(&scenario, &options, judges))?;
     if let Some(path) = &perfetto {
         let title = format!("{} seed {seed}", scenario.name);
         sutra_sim::perfetto::write(&out, scenario.topology.lanes, &title, path)

@@ -6,7 +6,7 @@
 //! the command line may all read it.
 //!
 //! Adding a fault kind: its options type (with a [`FaultOptions`] impl) in
-//! [`super::options`], one row in the [`fault_table!`] invocation below, and the code that
+//! [`super::options`], one row in the `fault_table!` invocation below, and the code that
 //! fires it at the place in the model where it strikes.
 
 use std::time::Duration;

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use sutra_sim_core::executor::sleep;
 use sutra_sim_core::sync::{Notify, Queue};
+use tracing::Instrument;
 
 use crate::broker::{Broker, Relay};
 use crate::ctx::Context;
@@ -104,7 +105,15 @@ impl ExecutionLane {
         loop {
             let work = self.inbox.queue.pop().await;
             self.inbox.space.notify();
-            self.execute(work).await;
+            // A span per execution: its log records name the lane, execution and instance.
+            let span = tracing::debug_span!(
+                target: "sutra_sim_model::replica",
+                "execution",
+                lane = self.lane,
+                exec = work.exec.0,
+                instance = work.instance.0
+            );
+            self.execute(work).instrument(span).await;
         }
     }
 
