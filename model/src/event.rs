@@ -295,8 +295,12 @@ pub mod tag {
 }
 
 impl EventKind for ModelEvent {
+    #[inline]
     fn log(&self) {
-        crate::log::record(self);
+        // One load and compare when nobody listens (the usual run): nothing else is paid.
+        if tracing::level_enabled!(tracing::Level::DEBUG) {
+            crate::log::record(self);
+        }
     }
 
     fn name(&self) -> &'static str {

@@ -105,15 +105,19 @@ impl ExecutionLane {
         loop {
             let work = self.inbox.queue.pop().await;
             self.inbox.space.notify();
-            // A span per execution: its log records name the lane, execution and instance.
-            let span = tracing::debug_span!(
-                target: "sutra_sim_model::replica",
-                "execution",
-                lane = self.lane,
-                exec = work.exec.0,
-                instance = work.instance.0
-            );
-            self.execute(work).instrument(span).await;
+            if tracing::level_enabled!(tracing::Level::DEBUG) {
+                // A span per execution: its log records name the lane, execution and instance.
+                let span = tracing::debug_span!(
+                    target: "sutra_sim_model::replica",
+                    "execution",
+                    lane = self.lane,
+                    exec = work.exec.0,
+                    instance = work.instance.0
+                );
+                self.execute(work).instrument(span).await;
+            } else {
+                self.execute(work).await;
+            }
         }
     }
 
