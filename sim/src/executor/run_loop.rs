@@ -120,13 +120,8 @@ impl Executor {
         self.state.borrow().polls
     }
 
-    /// The tape of all draws so far (schedule and model).
-    pub fn tape(&self) -> Tape {
-        self.state.borrow().entropy.tape()
-    }
-
     /// The tape of all draws so far, moved out instead of copied: for the end of a run.
-    /// The executor records nothing after this; [`Executor::tape`] then starts empty.
+    /// The executor records nothing after this.
     pub fn take_tape(&self) -> Tape {
         self.state.borrow_mut().entropy.take_tape()
     }

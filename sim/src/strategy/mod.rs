@@ -75,11 +75,6 @@ impl StrategyConfig {
         }
     }
 
-    /// Builds the strategy, drawing its initial decisions from `entropy`.
-    pub fn build(&self, entropy: &mut Entropy) -> Box<dyn Strategy> {
-        Box::new(self.scheduler(entropy))
-    }
-
     /// Builds the strategy as a [`Scheduler`], drawing its initial decisions from `entropy`.
     pub fn scheduler(&self, entropy: &mut Entropy) -> Scheduler {
         match *self {
