@@ -415,6 +415,14 @@ impl Scenario {
 
     /// Refuses impossible scenarios with the reason.
     pub fn validate(&self) -> Result<(), String> {
+        // The name becomes part of file names (saved reproducers) and command lines
+        // (replay lines), so it is an identifier: no path separators, dots or spaces.
+        if !is_identifier(&self.name) {
+            return Err(format!(
+                "name {:?} is not a scenario name: it must match [a-z0-9][a-z0-9-]* (it names files and is typed on command lines)",
+                self.name
+            ));
+        }
         let t = &self.topology;
         let w = &self.workload;
         let between = |what: &str, v: u32, lo: u32, hi: u32| {
@@ -486,6 +494,13 @@ impl Scenario {
     }
 }
 
+/// True if `name` matches `[a-z0-9][a-z0-9-]*`.
+pub fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
 /// Turns a TOML error into one line naming the file, the line and the key.
 fn describe_toml_error(text: &str, origin: &str, error: &toml::de::Error) -> String {
     let line = error.span().map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
@@ -532,6 +547,18 @@ mod tests {
             .unwrap_err()
             .0;
         assert!(err.contains("topology.replicas"), "{err}");
+    }
+
+    #[test]
+    fn a_name_that_is_not_an_identifier_is_refused() {
+        for bad in ["", "../../x", "Smoke", "-x", "a b", "a/b", "a.b", "smoke\n"] {
+            let mut s = Scenario::built_in("smoke").unwrap();
+            s.name = bad.to_string();
+            assert!(s.validate().unwrap_err().contains("is not a scenario name"), "{bad:?}");
+        }
+        for good in ["smoke", "0", "a-b-9"] {
+            assert!(is_identifier(good), "{good}");
+        }
     }
 
     #[test]
