@@ -6,6 +6,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+/// Most failures a report keeps per failing checker (or verdict class), the first in
+/// sweep order: a mutant that fails every seed of a night must not fill memory and disk
+/// with millions of records that say the same thing. The counts stay exact
+/// ([`SweepReport::failures_by_checker`], [`SweepReport::failures_left_out`]).
+pub const FAILURES_KEPT_PER_CHECKER: usize = 100;
+
 /// One failing seed.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Failure {
@@ -44,8 +50,16 @@ pub struct SweepReport {
     pub budget_overruns: u64,
     /// Of those: crashes.
     pub crashes: u64,
-    /// Every failing seed, by scenario and seed.
+    /// The failing seeds kept (the first [`FAILURES_KEPT_PER_CHECKER`] of each checker),
+    /// by scenario and seed.
     pub failures: Vec<Failure>,
+    /// Failing seeds by checker (or verdict class for hangs, budget overruns and
+    /// crashes): exact counts, whatever was kept in `failures`.
+    #[serde(default)]
+    pub failures_by_checker: BTreeMap<String, u64>,
+    /// Failing seeds not listed in `failures` (over the per-checker cap).
+    #[serde(default)]
+    pub failures_left_out: u64,
     /// Seeds in which each coverage property was reached (every property listed, zeros too).
     pub coverage: BTreeMap<String, u64>,
     /// Coverage properties that no seed reached: a vacuous green.
@@ -63,13 +77,23 @@ pub struct SweepReport {
 }
 
 impl SweepReport {
-    /// Recomputes the derived fields (counts, unreached, rates) from the others.
+    /// Recomputes the derived fields from the others: the failure counts from
+    /// `failures_by_checker`, the kept failures (sorted, capped per checker), the left-out
+    /// count, unreached coverage and the rates.
     pub fn finish(&mut self) {
         self.failures.sort();
-        self.violations = self.failures.len() as u64;
-        self.hangs = self.failures.iter().filter(|f| f.verdict == "hang").count() as u64;
-        self.budget_overruns = self.failures.iter().filter(|f| f.verdict == "budget").count() as u64;
-        self.crashes = self.failures.iter().filter(|f| f.verdict == "crash").count() as u64;
+        let mut kept: BTreeMap<String, usize> = BTreeMap::new();
+        self.failures.retain(|f| {
+            let n = kept.entry(f.checker.clone()).or_insert(0);
+            *n += 1;
+            *n <= FAILURES_KEPT_PER_CHECKER
+        });
+        let count = |class: &str| self.failures_by_checker.get(class).copied().unwrap_or(0);
+        self.violations = self.failures_by_checker.values().sum();
+        self.hangs = count("hang");
+        self.budget_overruns = count("budget");
+        self.crashes = count("crash");
+        self.failures_left_out = self.violations.saturating_sub(self.failures.len() as u64);
         self.unreached = self.coverage.iter().filter(|(_, n)| **n == 0).map(|(k, _)| k.clone()).collect();
         let wall = self.wall_seconds.max(1e-9);
         self.seeds_per_second = self.seeds_run as f64 / wall;
@@ -81,6 +105,7 @@ impl SweepReport {
         let first = reports.first().ok_or("nothing to merge")?;
         let mut merged = first.clone();
         merged.failures.clear();
+        merged.failures_by_checker.clear();
         merged.coverage.clear();
         merged.seeds_run = 0;
         merged.events = 0;
@@ -101,6 +126,9 @@ impl SweepReport {
             merged.wall_seconds = merged.wall_seconds.max(r.wall_seconds);
             merged.stopped_early |= r.stopped_early;
             merged.failures.extend(r.failures.iter().cloned());
+            for (k, v) in &r.failures_by_checker {
+                *merged.failures_by_checker.entry(k.clone()).or_insert(0) += v;
+            }
             for (k, v) in &r.coverage {
                 *merged.coverage.entry(k.clone()).or_insert(0) += v;
             }
@@ -110,12 +138,24 @@ impl SweepReport {
         Ok(merged)
     }
 
+    /// The one-word verdict: `GREEN` (seeds ran, none failed), `RED` (some failed) or
+    /// `EMPTY` (no seed ran: nothing was checked, which is never green).
+    pub fn verdict(&self) -> &'static str {
+        if self.violations > 0 {
+            "RED"
+        } else if self.seeds_run == 0 {
+            "EMPTY"
+        } else {
+            "GREEN"
+        }
+    }
+
     /// The summary a person reads in ten seconds.
     pub fn summary(&self) -> String {
         let mut out = String::new();
-        let verdict = if self.violations == 0 { "GREEN" } else { "RED" };
         out.push_str(&format!(
-            "{verdict}: {} seed(s) of {} — {} failing ({} hang, {} budget, {} crash){}\n",
+            "{}: {} seed(s) of {} — {} failing ({} hang, {} budget, {} crash){}\n",
+            self.verdict(),
             self.seeds_run,
             self.scenarios.join(", "),
             self.violations,
@@ -131,24 +171,29 @@ impl SweepReport {
             self.wall_seconds,
             if self.stopped_early { " (stopped early: the rest was not run)" } else { "" }
         ));
-        let mut by_checker: BTreeMap<&str, u64> = BTreeMap::new();
-        for f in &self.failures {
-            *by_checker.entry(&f.checker).or_insert(0) += 1;
-        }
-        for (checker, n) in &by_checker {
+        for (checker, n) in &self.failures_by_checker {
             out.push_str(&format!("  {n:>6} × {checker}\n"));
         }
-        for f in self.failures.iter().take(5) {
+        for f in self.failures.iter().take(SUMMARY_FAILURES_MAX) {
             out.push_str(&format!(
                 "  {} seed {}: {}: {}\n    replay: {}\n",
                 f.scenario, f.seed, f.checker, f.message, f.replay
             ));
         }
-        if self.failures.len() > 5 {
-            out.push_str(&format!("  … and {} more in the report\n", self.failures.len() - 5));
+        let listed = self.failures.len().min(SUMMARY_FAILURES_MAX) as u64;
+        if self.violations > listed {
+            out.push_str(&format!(
+                "  … and {} more ({} listed in the report, {} left out of it: only the first {FAILURES_KEPT_PER_CHECKER} per checker are kept)\n",
+                self.violations - listed,
+                self.failures.len() as u64 - listed,
+                self.failures_left_out
+            ));
         }
         if !self.unreached.is_empty() {
             out.push_str(&format!("  coverage never reached (a vacuous green): {}\n", self.unreached.join(", ")));
+        }
+        if self.seeds_run == 0 {
+            out.push_str("  no seed ran: nothing was checked\n");
         }
         out
     }
@@ -187,6 +232,9 @@ impl SweepReport {
     }
 }
 
+/// Failures the summary lists with their replay commands.
+pub const SUMMARY_FAILURES_MAX: usize = 5;
+
 fn xml(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
@@ -217,6 +265,12 @@ mod tests {
                     replay: format!("sutra-sim run --scenario smoke --seed {seed}"),
                 })
                 .collect(),
+            failures_by_checker: if failing.is_empty() {
+                BTreeMap::new()
+            } else {
+                [("c".to_string(), failing.len() as u64)].into_iter().collect()
+            },
+            failures_left_out: 0,
             coverage: [("a".to_string(), seeds), ("b".to_string(), 0)].into_iter().collect(),
             unreached: vec![],
             events: seeds * 10,

@@ -267,6 +267,11 @@ impl Reproducer {
     /// if a different file already has the name. Returns the path written (or found with
     /// the same content).
     pub fn save_in(&self, dir: &Path, stem: &str) -> Result<PathBuf, ReproducerError> {
+        // Every file goes inside `dir`: the stem must be one plain name, never a path.
+        let mut parts = Path::new(stem).components();
+        if !matches!((parts.next(), parts.next()), (Some(std::path::Component::Normal(_)), None)) {
+            return Err(ReproducerError(format!("{stem:?} is not a plain file name; nothing written")));
+        }
         for attempt in 1..=NAME_ATTEMPTS_MAX {
             let name = if attempt == 1 { format!("{stem}.toml") } else { format!("{stem}-{attempt}.toml") };
             let path = dir.join(name);

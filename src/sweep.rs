@@ -13,7 +13,7 @@ use sutra_sim_core::{StrategyConfig, Verdict};
 use sutra_sim_model::{Mutant, RunOptions, Scenario};
 
 use crate::plugin::CheckerSet;
-use crate::report::{Failure, SweepReport};
+use crate::report::{Failure, SweepReport, FAILURES_KEPT_PER_CHECKER};
 
 /// Most seeds one sweep may be asked for.
 pub const SEEDS_MAX: u64 = 1 << 40;
@@ -158,15 +158,35 @@ pub struct SweepTally {
     pub events: u64,
     /// For each coverage property some seed reached, the seeds that reached it.
     pub reached: BTreeMap<String, u64>,
-    /// The seeds that did not pass, in plan order.
+    /// The seeds that did not pass, in plan order: the first
+    /// [`FAILURES_KEPT_PER_CHECKER`] of each checker (the counts are exact).
     pub failing: Vec<SeedResult>,
+    /// Seeds that did not pass, by failing checker (or verdict class for hangs, budget
+    /// overruns and crashes): exact, whatever was kept in `failing`.
+    pub failing_by_checker: BTreeMap<String, u64>,
     /// A digest of every seed's scenario, seed, verdict class and fingerprint, independent
     /// of the order seeds finished in: equal digests mean the same runs, whatever `--jobs`.
     pub digest: u64,
 }
 
 impl SweepTally {
-    fn add(&mut self, result: &SeedResult) {
+    /// Seeds that did not pass, whether kept in `failing` or not.
+    pub fn failing_count(&self) -> u64 {
+        self.failing_by_checker.values().sum()
+    }
+
+    /// Counts `result`; a failure is kept if its checker has fewer than
+    /// [`FAILURES_KEPT_PER_CHECKER`] kept so far. Returns whether it was kept.
+    fn add(&mut self, result: SeedResult) -> bool {
+        let kept = self.count(&result);
+        if kept {
+            self.failing.push(result);
+        }
+        kept
+    }
+
+    /// Counts `result` (not keeping it); true if it is a failure that should be kept.
+    fn count(&mut self, result: &SeedResult) -> bool {
         self.seeds_run += 1;
         self.events += result.events;
         for name in &result.reached {
@@ -184,6 +204,14 @@ impl SweepTally {
         f.write_u64(result.fingerprint);
         f.write(result.verdict.class().as_bytes());
         self.digest = self.digest.wrapping_add(f.value());
+        match result.verdict.checker() {
+            None => false,
+            Some(checker) => {
+                let n = self.failing_by_checker.entry(checker.to_string()).or_insert(0);
+                *n += 1;
+                *n <= FAILURES_KEPT_PER_CHECKER as u64
+            }
+        }
     }
 
     fn merge(&mut self, other: SweepTally) {
@@ -191,6 +219,9 @@ impl SweepTally {
         self.events += other.events;
         for (name, n) in other.reached {
             *self.reached.entry(name).or_insert(0) += n;
+        }
+        for (checker, n) in other.failing_by_checker {
+            *self.failing_by_checker.entry(checker).or_insert(0) += n;
         }
         self.failing.extend(other.failing);
         self.digest = self.digest.wrapping_add(other.digest);
@@ -233,11 +264,11 @@ pub fn run(plan: &SweepPlan, stop: &AtomicBool, progress: &(dyn Fn(u64, u64) + S
                     let mut result =
                         SeedResult::of(seed, sutra_sim_model::run_with(&plan.scenarios[s], &options, checkers));
                     result.scenario = s;
-                    tally.add(&result);
                     if !result.verdict.is_pass() {
                         failing.fetch_add(1, Ordering::Relaxed);
+                    }
+                    if tally.add(result) {
                         failing_at.push(i);
-                        tally.failing.push(result);
                     }
                     let d = done.fetch_add(1, Ordering::Relaxed) + 1;
                     progress(d as u64, failing.load(Ordering::Relaxed) as u64);
@@ -254,7 +285,19 @@ pub fn run(plan: &SweepPlan, stop: &AtomicBool, progress: &(dyn Fn(u64, u64) + S
     }
     let mut ordered: Vec<(u64, SeedResult)> = positions.into_iter().zip(merged.failing).collect();
     ordered.sort_by_key(|(i, _)| *i);
-    merged.failing = ordered.into_iter().map(|(_, r)| r).collect();
+    // Each worker kept the first of each checker among its own seeds, which include the
+    // first of each checker overall: keeping the first again, in plan order, gives the
+    // same list for any number of jobs.
+    let mut kept: BTreeMap<String, usize> = BTreeMap::new();
+    merged.failing = ordered
+        .into_iter()
+        .map(|(_, r)| r)
+        .filter(|r| {
+            let n = kept.entry(r.verdict.checker().unwrap_or("").to_string()).or_insert(0);
+            *n += 1;
+            *n <= FAILURES_KEPT_PER_CHECKER
+        })
+        .collect();
     let early = stopped.load(Ordering::Relaxed) && merged.seeds_run < total;
     (merged, early)
 }
@@ -295,6 +338,8 @@ pub fn report(plan: &SweepPlan, tally: &SweepTally, wall: Duration, stopped_earl
         budget_overruns: 0,
         crashes: 0,
         failures,
+        failures_by_checker: tally.failing_by_checker.clone(),
+        failures_left_out: 0,
         coverage,
         unreached: Vec::new(),
         events: tally.events,

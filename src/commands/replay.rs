@@ -19,6 +19,7 @@ use super::*;
 
 pub fn replay(file: &std::path::Path, trace: bool, perfetto: Option<PathBuf>, json: bool) -> Outcome {
     let reproducer = Reproducer::load(file).map_err(|e| Usage(e.0))?;
+    check_outputs(&[("--perfetto", perfetto.as_ref())])?;
     let replayed = replay_reproducer(&reproducer, &CheckerSet::built_in(), true).map_err(|e| {
         Usage(format!(
             "{}: {e} (a reproducer of your own checkers replays in your program: sutra_sim::replay)",

@@ -20,6 +20,7 @@ pub fn run(
     json: bool,
 ) -> Outcome {
     let scenario = scenario_arg::resolve_one(scenario_arg).map_err(|e| Usage(e.0))?;
+    check_outputs(&[("--perfetto", perfetto.as_ref())])?;
     let checkers = CheckerSet::built_in().only(only).and_then(|c| c.skip(skip)).map_err(|e| Usage(e.0))?;
     let judges = checkers.build_for(&scenario).map_err(|e| Usage(e.0))?;
     let mutant = parse_mutant(mutant)?;

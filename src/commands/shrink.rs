@@ -32,6 +32,7 @@ pub fn shrink(a: ShrinkArgs) -> Outcome {
     if let Some(text) = &a.time_budget {
         limits.time_budget = parse_duration(text).map_err(|e| Usage(format!("--time-budget: {e}")))?;
     }
+    check_outputs(&[("-o", a.output.as_ref())])?;
     let (run, default_output) = match (&a.file, &a.scenario, a.seed) {
         (Some(file), None, None) => {
             if a.mutant.is_some() {

@@ -3,9 +3,9 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
+use sutra_sim::files::check_directory_writable;
 use sutra_sim::plugin::CheckerSet;
 use sutra_sim::save_failures::{save_failures, SaveFailures};
 use sutra_sim::scenario_arg;
@@ -47,9 +47,14 @@ pub struct SweepArgs {
     /// Write JUnit XML here.
     #[arg(long)]
     pub junit: Option<PathBuf>,
-    /// Save a reproducer per failure in this directory.
+    /// Save reproducers of failures in this directory: at most --save-failures-max files,
+    /// first one per distinct failing checker, then the rest in report order; the first 16
+    /// are shrunk (each within 10 s and the sweep's --time-budget), the others saved as run.
     #[arg(long)]
     pub save_failures: Option<PathBuf>,
+    /// Most reproducers --save-failures writes.
+    #[arg(long, default_value_t = sutra_sim::save_failures::SAVED_FAILURES_DEFAULT)]
+    pub save_failures_max: usize,
     /// Do not shrink failures before saving them.
     #[arg(long)]
     pub no_shrink: bool,
@@ -90,8 +95,11 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
     if a.jobs == 0 || a.jobs > sweep::JOBS_MAX {
         return Err(Usage(format!("--jobs must be between 1 and {}", sweep::JOBS_MAX)));
     }
-    if let Some(dir) = a.save_failures.as_ref().filter(|d| d.exists() && !d.is_dir()) {
-        return Err(Usage(format!("--save-failures {}: not a directory", dir.display())));
+    // Every output is checked before the first seed: a bad path found at the end would
+    // throw the whole sweep away.
+    check_outputs(&[("--report", a.report.as_ref()), ("--junit", a.junit.as_ref())])?;
+    if let Some(dir) = &a.save_failures {
+        check_directory_writable(dir).map_err(|e| Usage(format!("--save-failures {e}")))?;
     }
     let plan = SweepPlan {
         scenarios,
@@ -105,6 +113,13 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
         checkers,
     };
     let total = plan.item_count();
+    if total == 0 {
+        return Err(Usage(format!(
+            "--shard {} of --count {} leaves no seed to run",
+            a.shard.as_deref().unwrap_or(""),
+            a.count
+        )));
+    }
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = indicatif::ProgressBar::new(total);
         bar.set_style(
@@ -114,10 +129,9 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
         bar
     });
     // SIGINT or SIGTERM stops taking new seeds; the seeds in flight finish and the report
-    // and every failure found so far are still written.
-    static STOP: AtomicBool = AtomicBool::new(false);
-    let _ = ctrlc::set_handler(|| STOP.store(true, std::sync::atomic::Ordering::Relaxed));
-    let stop = &STOP;
+    // and the failures found so far are still written. A second one ends the process.
+    signals::install();
+    let stop = &signals::STOP;
     let started = Instant::now();
     let (tally, early) = sweep::run(&plan, stop, &|done, failing| {
         if let Some(bar) = &bar {
@@ -129,15 +143,50 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
         bar.finish_and_clear();
     }
     let mut report = sweep::report(&plan, &tally, started.elapsed(), early);
-    if let Some(dir) = &a.save_failures {
-        let options = SaveFailures { dir: dir.clone(), shrink: !a.no_shrink, jobs: a.jobs };
-        save_failures(&plan, &mut report, &options, stop).map_err(Usage)?;
+    if report.seeds_run == 0 && signals::interrupted_exit_code().is_none() {
+        return Err(Usage(format!(
+            "no seed ran (the time budget of {} ran out first): nothing was checked, and nothing written",
+            a.time_budget.as_deref().unwrap_or("?")
+        )));
     }
-    write_report_files(&report, a.report.as_ref(), a.junit.as_ref())?;
+    // The JSON report first, whatever happens next: shrinking and saving take long, and a
+    // second Ctrl-C or a full disk must not lose what the sweep found.
+    let mut lost = Vec::new();
+    let mut keep = |result: Result<(), Usage>| {
+        if let Err(Usage(e)) = result {
+            eprintln!("error: {e}");
+            lost.push(e);
+        }
+    };
+    keep(write_report_files(&report, a.report.as_ref(), None));
+    if let Some(dir) = &a.save_failures {
+        let options = SaveFailures {
+            dir: dir.clone(),
+            shrink: !a.no_shrink,
+            jobs: a.jobs,
+            max: a.save_failures_max,
+            deadline: time_budget.map(|b| started + b),
+        };
+        match save_failures(&plan, &mut report, &options, stop) {
+            Ok(errors) => errors.0.into_iter().for_each(|e| keep(Err(Usage(e)))),
+            Err(e) => keep(Err(Usage(e))),
+        }
+        // Again, now naming the saved files.
+        keep(write_report_files(&report, a.report.as_ref(), None));
+    }
+    keep(write_report_files(&report, None, a.junit.as_ref()));
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report).expect("reports serialise"));
     } else {
         print!("{}", report.summary());
     }
-    Ok(if report.violations == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if !lost.is_empty() {
+        ExitCode::from(2)
+    } else if report.violations > 0 {
+        ExitCode::from(1)
+    } else if let Some(code) = signals::interrupted_exit_code() {
+        ExitCode::from(code)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
