@@ -128,14 +128,14 @@ impl FaultGate {
         self.tracer.emit(ModelEvent::FaultInjected {
             fault: self.kind,
             replica: None,
-            detail_ms: detail.as_millis() as u64,
+            detail_ns: sutra_sim_core::time::duration_nanos(detail),
         });
     }
 }
 
 /// Reports an injected fault in the trace.
 pub fn report(world: &World, fault: FaultKind, replica: Option<u32>, detail: std::time::Duration) {
-    world.emit(ModelEvent::FaultInjected { fault, replica, detail_ms: detail.as_millis() as u64 });
+    world.emit(ModelEvent::FaultInjected { fault, replica, detail_ns: sutra_sim_core::time::duration_nanos(detail) });
 }
 
 /// The injector loop: one tick at a time until the heal.
