@@ -131,6 +131,14 @@ mod commands;
 use commands::Usage;
 
 fn main() -> ExitCode {
+    // A closed stdout (`sutra-sim list checkers | head -1`) ends the program quietly, as it
+    // does `cat` and `ls`, instead of a panic on the next print. Files are written before
+    // anything is printed, so nothing is lost.
+    #[cfg(unix)]
+    // SAFETY: restoring the default action of SIGPIPE, before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run { scenario, seed, mutant, strategy, perfetto, checker, skip_checker, json } => {

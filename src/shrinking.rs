@@ -220,7 +220,8 @@ pub fn shrink_failure_until(run: &FailingRun, limits: Limits, give_up: &AtomicBo
     let (tape_before, tape_after) = (initial.tape.len(), shrunk.candidate.tape.len());
     let wall = started.elapsed();
     let note = format!(
-        "{} seed {}{}: shrunk by sutra-sim {} from {} events, {} draws, {} faults to {} events, {} draws, {} faults{} ({} runs, {}, {:.1}s)",
+        // No wall-clock time in the note: the same failure shrunk twice writes the same bytes.
+        "{} seed {}{}: shrunk by sutra-sim {} from {} events, {} draws, {} faults to {} events, {} draws, {} faults{} ({} runs, {})",
         run.origin.as_ref().unwrap_or(&run.scenario).name,
         run.seed,
         run.mutant.map(|m| format!(" with mutant {}", m.name())).unwrap_or_default(),
@@ -234,7 +235,6 @@ pub fn shrink_failure_until(run: &FailingRun, limits: Limits, give_up: &AtomicBo
         if knob_changes.is_empty() { String::new() } else { format!("; scenario: {}", knob_changes.join(", ")) },
         shrunk.oracle_calls,
         shrunk.stop.as_str(),
-        wall.as_secs_f64()
     );
     let recorded = run.recorded_scenario(&scenario);
     let mut reproducer = Reproducer::record(&recorded, run.seed, run.strategy, run.mutant, &after, note);

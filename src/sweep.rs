@@ -13,7 +13,7 @@ use sutra_sim_core::{StrategyConfig, Verdict};
 use sutra_sim_model::{Mutant, RunOptions, Scenario};
 
 use crate::plugin::CheckerSet;
-use crate::report::{Failure, SweepReport, FAILURES_KEPT_PER_CHECKER};
+use crate::report::{Failure, ScenarioSource, SweepReport, FAILURES_KEPT_PER_CHECKER};
 
 /// Most seeds one sweep may be asked for.
 pub const SEEDS_MAX: u64 = 1 << 40;
@@ -92,16 +92,17 @@ impl SweepPlan {
         (0..self.item_count()).filter_map(|i| self.item(i)).collect()
     }
 
-    /// The command that replays one seed of this plan.
+    /// The command that replays one seed of this plan, naming the scenario by name (a
+    /// sweep of a scenario file names the file instead: [`SweepPlan::replay_command_for`]).
     pub fn replay_command(&self, scenario: &Scenario, seed: u64) -> String {
-        let mut cmd = format!("sutra-sim run --scenario {} --seed {seed}", scenario.name);
-        if let Some(m) = self.mutant {
-            cmd.push_str(&format!(" --mutant {}", m.name()));
-        }
-        if let Some(s) = self.strategy {
-            cmd.push_str(&format!(" --strategy {}", s.label()));
-        }
-        self.checkers.replay_command(&cmd, &scenario.name, seed, self.mutant)
+        self.replay_command_for(&scenario.name, &scenario.name, seed)
+    }
+
+    /// The command that replays one seed of this plan with `--scenario SCENARIO_ARG` (a
+    /// built-in name or a file path), the scenario being named `name`.
+    pub fn replay_command_for(&self, scenario_arg: &str, name: &str, seed: u64) -> String {
+        let base = crate::replay::run_command(scenario_arg, seed, self.mutant, self.strategy);
+        self.checkers.replay_command(&base, name, seed, self.mutant)
     }
 }
 
@@ -302,6 +303,33 @@ pub fn run(plan: &SweepPlan, stop: &AtomicBool, progress: &(dyn Fn(u64, u64) + S
     (merged, early)
 }
 
+/// A hash of the complete scenario (its canonical TOML), for reports.
+pub fn scenario_hash(scenario: &Scenario) -> u64 {
+    let mut f = sutra_sim_core::trace::Fingerprint::default();
+    f.write(scenario.to_toml().as_bytes());
+    f.value()
+}
+
+/// Seeds of each built-in scenario that [`model_hash`] runs.
+pub const MODEL_HASH_SEEDS: u64 = 2;
+
+/// A fingerprint of the model's behaviour: the trace fingerprints of the first
+/// [`MODEL_HASH_SEEDS`] seeds of every built-in scenario with the built-in checkers, folded.
+/// Any change to the model or a checker that changes a run changes it, so reports of
+/// different models do not merge. Computed once per process (a few milliseconds).
+pub fn model_hash() -> u64 {
+    static HASH: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *HASH.get_or_init(|| {
+        let mut f = sutra_sim_core::trace::Fingerprint::default();
+        for scenario in Scenario::all_built_in() {
+            for seed in 0..MODEL_HASH_SEEDS {
+                f.write_u64(sutra_sim_model::run(&scenario, &RunOptions::seeded(seed)).fingerprint);
+            }
+        }
+        f.value()
+    })
+}
+
 /// Builds the report of a sweep's results.
 pub fn report(plan: &SweepPlan, tally: &SweepTally, wall: Duration, stopped_early: bool) -> SweepReport {
     // Only the properties some swept scenario is expected to reach are counted, so that a
@@ -328,9 +356,27 @@ pub fn report(plan: &SweepPlan, tally: &SweepTally, wall: Duration, stopped_earl
             }
         })
         .collect();
+    let scenario_sources = plan
+        .scenarios
+        .iter()
+        .map(|s| ScenarioSource {
+            name: s.name.clone(),
+            file: None,
+            hash: format!("{:016x}", scenario_hash(s)),
+            checkers: plan.checkers.names_for(s).unwrap_or_default(),
+        })
+        .collect();
     let mut report = SweepReport {
         version: crate::VERSION.to_string(),
+        model_hash: format!("{:016x}", model_hash()),
         scenarios: plan.scenarios.iter().map(|s| s.name.clone()).collect(),
+        scenario_sources,
+        start: plan.start,
+        count: plan.count,
+        shard: plan.shard.map(|(i, n)| format!("{i}/{n}")),
+        strategy: plan.strategy.map(|s| s.label()),
+        merged_shards: Vec::new(),
+        missing_shards: Vec::new(),
         mutant: plan.mutant.map(|m| m.name().to_string()),
         seeds_run: tally.seeds_run,
         violations: 0,

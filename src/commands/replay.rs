@@ -84,7 +84,7 @@ pub fn replay(file: &std::path::Path, trace: bool, perfetto: Option<PathBuf>, js
             Reproduction::Reproduced => println!("REPRODUCED: {}", out.verdict),
             Reproduction::Stale { differences, fallback } => {
                 println!(
-                    "STALE: the tape no longer gives the recorded run (recorded by sutra-sim {}; the model or a checker changed since):",
+                    "STALE: the tape no longer gives the recorded run (recorded by sutra-sim {}; the model, a checker or the file's scenario changed since):",
                     reproducer.framework
                 );
                 for d in differences {

@@ -92,6 +92,14 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
     if a.count == 0 || a.count > sweep::SEEDS_MAX {
         return Err(Usage(format!("--count must be between 1 and {}", sweep::SEEDS_MAX)));
     }
+    if a.start.checked_add(a.count - 1).is_none() {
+        return Err(Usage(format!(
+            "--start {} with --count {} runs past the last seed {}: the range would wrap to seed 0",
+            a.start,
+            a.count,
+            u64::MAX
+        )));
+    }
     if a.jobs == 0 || a.jobs > sweep::JOBS_MAX {
         return Err(Usage(format!("--jobs must be between 1 and {}", sweep::JOBS_MAX)));
     }
@@ -143,6 +151,16 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
         bar.finish_and_clear();
     }
     let mut report = sweep::report(&plan, &tally, started.elapsed(), early);
+    // A scenario from a file is named by its file: in the report, and in every replay line
+    // (a built-in scenario of the same name is another scenario).
+    if let Some(file) = scenario_arg::file_of(&a.scenario) {
+        for source in &mut report.scenario_sources {
+            source.file = Some(file.to_string());
+        }
+        for failure in &mut report.failures {
+            failure.replay = plan.replay_command_for(file, &failure.scenario, failure.seed);
+        }
+    }
     if report.seeds_run == 0 && signals::interrupted_exit_code().is_none() {
         return Err(Usage(format!(
             "no seed ran (the time budget of {} ran out first): nothing was checked, and nothing written",
