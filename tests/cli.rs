@@ -143,3 +143,13 @@ fn malformed_scenarios_unknown_keys_and_negative_durations_exit_2_and_write_noth
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn sweep_help_says_what_count_means_under_shard_and_what_save_failures_saves() {
+    let (code, out, _) = sutra_sim(&["sweep", "--help"]);
+    assert_eq!(code, 0);
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("still the size of the whole range, not of this shard"), "{out}");
+    assert!(flat.contains("first one per distinct failing checker"), "{out}");
+    assert!(flat.contains("the first 16 are shrunk"), "{out}");
+}

@@ -20,7 +20,9 @@ pub struct SweepArgs {
     /// Built-in scenario name, a scenario file, or `all`.
     #[arg(long, default_value = "smoke")]
     pub scenario: String,
-    /// Seeds per scenario.
+    /// Size of the seed range from --start; every scenario runs each seed of it. Under
+    /// --shard I/N it is still the size of the whole range, not of this shard: each shard
+    /// runs about count/N of its seeds, and N shards given the same --count cover it.
     #[arg(long, default_value_t = 1000)]
     pub count: u64,
     /// First seed.
@@ -29,7 +31,8 @@ pub struct SweepArgs {
     /// Worker threads (results are identical for any number).
     #[arg(long, default_value_t = 1)]
     pub jobs: usize,
-    /// Take every N-th seed starting at I: `I/N`.
+    /// Run one shard of the range: `I/N` takes every N-th seed, starting at offset I
+    /// (0 <= I < N); `merge` joins the N shard reports.
     #[arg(long)]
     pub shard: Option<String>,
     /// Switch on a known-bad variant of the model.
