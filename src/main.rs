@@ -39,6 +39,10 @@ enum Command {
         /// Do not run this checker (repeatable).
         #[arg(long = "skip-checker", value_name = "NAME")]
         skip_checker: Vec<String>,
+        /// Run the seed twice more and fail (exit 1) if the runs differ, naming the first
+        /// divergent event.
+        #[arg(long)]
+        check_determinism: bool,
         /// Print one JSON document.
         #[arg(long)]
         json: bool,
@@ -90,9 +94,9 @@ enum Command {
         /// Seeds tried per mutant and scenario (and run on the correct model).
         #[arg(long, default_value_t = 2000)]
         count: u64,
-        /// Worker threads for the correct-model seeds.
-        #[arg(long, default_value_t = 1)]
-        jobs: usize,
+        /// Worker threads for the correct-model seeds; by default the available cores.
+        #[arg(long)]
+        jobs: Option<usize>,
         /// Write the JSON report here.
         #[arg(long)]
         report: Option<PathBuf>,
@@ -141,8 +145,18 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { scenario, seed, mutant, strategy, perfetto, checker, skip_checker, json } => {
-            commands::run::run(&scenario, seed, mutant, strategy, perfetto, (checker, skip_checker), json)
+        Command::Run { scenario, seed, mutant, strategy, perfetto, checker, skip_checker, check_determinism, json } => {
+            commands::run::run(commands::run::RunArgs {
+                scenario_arg: scenario,
+                seed,
+                mutant,
+                strategy,
+                perfetto,
+                only: checker,
+                skip: skip_checker,
+                check_determinism,
+                json,
+            })
         }
         Command::Sweep(args) => commands::sweep::sweep_command(args),
         Command::Replay { file, trace, perfetto, json } => commands::replay::replay(&file, trace, perfetto, json),
@@ -157,9 +171,13 @@ fn main() -> ExitCode {
                 json,
             })
         }
-        Command::Mutants { scenario, count, jobs, report, json } => {
-            commands::mutants::mutants(&scenario, count, jobs, report, json)
-        }
+        Command::Mutants { scenario, count, jobs, report, json } => commands::mutants::mutants(
+            &scenario,
+            count,
+            jobs.unwrap_or_else(commands::sweep::default_jobs),
+            report,
+            json,
+        ),
         Command::List { what, json } => commands::list::list(&what, json),
         Command::Merge { reports, output } => commands::merge::merge(&reports, &output),
         Command::Bench { json } => commands::bench::bench(json),

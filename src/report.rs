@@ -19,7 +19,8 @@ pub struct Failure {
     pub scenario: String,
     /// The seed.
     pub seed: u64,
-    /// `violation`, `hang`, `budget` or `crash`.
+    /// `violation`, `hang`, `budget`, `crash`, or `nondeterminism` (the seed ran
+    /// differently when re-checked; its checker is `determinism`).
     pub verdict: String,
     /// The failing checker (or the verdict class for hangs, budgets and crashes).
     pub checker: String,

@@ -73,10 +73,15 @@ pub fn replay_command(path: &Path) -> String {
 
 /// The indices of the failures to save, in the order they are handled: the first failure
 /// of each distinct checker, then the others in report order, at most `max`.
+///
+/// A seed that ran differently when run again ([`crate::sweep::DETERMINISM`]) is not saved:
+/// its reproducer could not promise to reproduce anything; its replay line re-checks it.
 pub fn chosen(failures: &[Failure], max: usize) -> Vec<usize> {
+    let savable: Vec<usize> =
+        (0..failures.len()).filter(|&i| failures[i].checker != crate::sweep::DETERMINISM).collect();
     let mut seen = std::collections::BTreeSet::new();
-    let firsts: Vec<usize> = (0..failures.len()).filter(|&i| seen.insert(failures[i].checker.as_str())).collect();
-    let rest = (0..failures.len()).filter(|i| !firsts.contains(i));
+    let firsts: Vec<usize> = savable.iter().copied().filter(|&i| seen.insert(failures[i].checker.as_str())).collect();
+    let rest = savable.into_iter().filter(|i| !firsts.contains(i));
     firsts.iter().copied().chain(rest).take(max).collect()
 }
 

@@ -59,6 +59,28 @@ pub struct SeedResult {
     pub fingerprint: u64,
     /// Coverage properties reached.
     pub reached: Vec<String>,
+    /// If the seed was re-checked for determinism and ran differently the second time:
+    /// the first divergence. A failure whatever the verdict says.
+    pub divergence: Option<String>,
+}
+
+/// The failing "checker" of a seed that ran differently when run again.
+pub const DETERMINISM: &str = "determinism";
+
+impl SeedResult {
+    /// True if the seed did not pass: a failing verdict, or a divergence.
+    pub fn is_failure(&self) -> bool {
+        !self.verdict.is_pass() || self.divergence.is_some()
+    }
+
+    /// What failed: [`DETERMINISM`] for a divergence, else the verdict's checker (or class).
+    pub fn failing_checker(&self) -> Option<&str> {
+        if self.divergence.is_some() {
+            Some(DETERMINISM)
+        } else {
+            self.verdict.checker()
+        }
+    }
 }
 
 impl SweepPlan {
@@ -95,13 +117,17 @@ impl SweepPlan {
     /// The command that replays one seed of this plan, naming the scenario by name (a
     /// sweep of a scenario file names the file instead: [`SweepPlan::replay_command_for`]).
     pub fn replay_command(&self, scenario: &Scenario, seed: u64) -> String {
-        self.replay_command_for(&scenario.name, &scenario.name, seed)
+        self.replay_command_for(&scenario.name, &scenario.name, seed, false)
     }
 
     /// The command that replays one seed of this plan with `--scenario SCENARIO_ARG` (a
-    /// built-in name or a file path), the scenario being named `name`.
-    pub fn replay_command_for(&self, scenario_arg: &str, name: &str, seed: u64) -> String {
-        let base = crate::replay::run_command(scenario_arg, seed, self.mutant, self.strategy);
+    /// built-in name or a file path), the scenario being named `name`; with
+    /// `--check-determinism` for a seed that ran differently when re-checked.
+    pub fn replay_command_for(&self, scenario_arg: &str, name: &str, seed: u64, determinism: bool) -> String {
+        let mut base = crate::replay::run_command(scenario_arg, seed, self.mutant, self.strategy);
+        if determinism {
+            base.push_str(" --check-determinism");
+        }
         self.checkers.replay_command(&base, name, seed, self.mutant)
     }
 }
@@ -145,6 +171,7 @@ impl SeedResult {
             events: out.events,
             fingerprint: out.fingerprint,
             reached: out.reached,
+            divergence: None,
         }
     }
 }
@@ -205,7 +232,7 @@ impl SweepTally {
         f.write_u64(result.fingerprint);
         f.write(result.verdict.class().as_bytes());
         self.digest = self.digest.wrapping_add(f.value());
-        match result.verdict.checker() {
+        match result.failing_checker() {
             None => false,
             Some(checker) => {
                 let n = self.failing_by_checker.entry(checker.to_string()).or_insert(0);
@@ -232,6 +259,18 @@ impl SweepTally {
 /// Runs the plan. `stop` ends it early (a signal); `progress(done, failing)` is called
 /// after each seed. Returns the tally of the seeds that ran and whether it stopped early.
 pub fn run(plan: &SweepPlan, stop: &AtomicBool, progress: &(dyn Fn(u64, u64) + Sync)) -> (SweepTally, bool) {
+    run_checked(plan, 0, stop, progress)
+}
+
+/// As [`run`], and re-checks the determinism of a share of the seeds, `recheck_ppm` parts
+/// per million ([`crate::determinism::chosen`]): a seed that runs differently when run
+/// again is a failure of its own ([`DETERMINISM`]).
+pub fn run_checked(
+    plan: &SweepPlan,
+    recheck_ppm: u32,
+    stop: &AtomicBool,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> (SweepTally, bool) {
     // Checker names resolve once per scenario, not once per seed.
     let factories: Vec<_> = plan
         .scenarios
@@ -265,7 +304,13 @@ pub fn run(plan: &SweepPlan, stop: &AtomicBool, progress: &(dyn Fn(u64, u64) + S
                     let mut result =
                         SeedResult::of(seed, sutra_sim_model::run_with(&plan.scenarios[s], &options, checkers));
                     result.scenario = s;
-                    if !result.verdict.is_pass() {
+                    let scenario = &plan.scenarios[s];
+                    if crate::determinism::chosen(&scenario.name, seed, recheck_ppm) {
+                        let checked = crate::determinism::check(&plan.checkers, scenario, &options)
+                            .unwrap_or_else(|e| panic!("checkers resolved before the sweep: {e}"));
+                        result.divergence = checked.err().map(|d| d.to_string());
+                    }
+                    if result.is_failure() {
                         failing.fetch_add(1, Ordering::Relaxed);
                     }
                     if tally.add(result) {
@@ -294,7 +339,7 @@ pub fn run(plan: &SweepPlan, stop: &AtomicBool, progress: &(dyn Fn(u64, u64) + S
         .into_iter()
         .map(|(_, r)| r)
         .filter(|r| {
-            let n = kept.entry(r.verdict.checker().unwrap_or("").to_string()).or_insert(0);
+            let n = kept.entry(r.failing_checker().unwrap_or("").to_string()).or_insert(0);
             *n += 1;
             *n <= FAILURES_KEPT_PER_CHECKER
         })
@@ -345,14 +390,25 @@ pub fn report(plan: &SweepPlan, tally: &SweepTally, wall: Duration, stopped_earl
         .iter()
         .map(|r| {
             let scenario = &plan.scenarios[r.scenario];
-            Failure {
-                scenario: scenario.name.clone(),
-                seed: r.seed,
-                verdict: r.verdict.class().to_string(),
-                checker: r.verdict.checker().unwrap_or("").to_string(),
-                message: r.verdict.message(),
-                reproducer: None,
-                replay: plan.replay_command(scenario, r.seed),
+            match &r.divergence {
+                Some(divergence) => Failure {
+                    scenario: scenario.name.clone(),
+                    seed: r.seed,
+                    verdict: "nondeterminism".to_string(),
+                    checker: DETERMINISM.to_string(),
+                    message: format!("the seed ran differently when run again: {divergence}"),
+                    reproducer: None,
+                    replay: plan.replay_command_for(&scenario.name, &scenario.name, r.seed, true),
+                },
+                None => Failure {
+                    scenario: scenario.name.clone(),
+                    seed: r.seed,
+                    verdict: r.verdict.class().to_string(),
+                    checker: r.verdict.checker().unwrap_or("").to_string(),
+                    message: r.verdict.message(),
+                    reproducer: None,
+                    replay: plan.replay_command(scenario, r.seed),
+                },
             }
         })
         .collect();

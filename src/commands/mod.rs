@@ -42,17 +42,6 @@ pub fn exit_for(verdict: &Verdict) -> ExitCode {
     }
 }
 
-pub fn replay_command(scenario: &str, seed: u64, mutant: Option<Mutant>, strategy: Option<StrategyConfig>) -> String {
-    let mut cmd = format!("sutra-sim run --scenario {scenario} --seed {seed}");
-    if let Some(m) = mutant {
-        cmd.push_str(&format!(" --mutant {}", m.name()));
-    }
-    if let Some(s) = strategy {
-        cmd.push_str(&format!(" --strategy {}", s.label()));
-    }
-    cmd
-}
-
 /// Checks every output file a command was given, before it does any work: each must be
 /// writable ([`check_writable`]) and no two may be the same file. `outputs` pairs each
 /// option's name with its value.

@@ -10,15 +10,22 @@ use sutra_sim_model::RunOptions;
 
 use super::*;
 
-pub fn run(
-    scenario_arg: &str,
-    seed: u64,
-    mutant: Option<String>,
-    strategy: Option<String>,
-    perfetto: Option<PathBuf>,
-    (only, skip): (Vec<String>, Vec<String>),
-    json: bool,
-) -> Outcome {
+/// The arguments of `sutra-sim run`.
+pub struct RunArgs {
+    pub scenario_arg: String,
+    pub seed: u64,
+    pub mutant: Option<String>,
+    pub strategy: Option<String>,
+    pub perfetto: Option<PathBuf>,
+    pub only: Vec<String>,
+    pub skip: Vec<String>,
+    pub check_determinism: bool,
+    pub json: bool,
+}
+
+pub fn run(a: RunArgs) -> Outcome {
+    let RunArgs { scenario_arg, seed, mutant, strategy, perfetto, only, skip, check_determinism, json } = a;
+    let scenario_arg = scenario_arg.as_str();
     let scenario = scenario_arg::resolve_one(scenario_arg).map_err(|e| Usage(e.0))?;
     check_outputs(&[("--perfetto", perfetto.as_ref())])?;
     let checkers = CheckerSet::built_in().only(only).and_then(|c| c.skip(skip)).map_err(|e| Usage(e.0))?;
@@ -27,13 +34,27 @@ pub fn run(
     let strategy = parse_strategy(strategy)?;
     let options = RunOptions { entropy: EntropyMode::Seed(seed), strategy, mutant, keep_trace: perfetto.is_some() };
     let out = sutra_sim_model::run_with(&scenario, &options, judges);
+    // Twice more, each with fresh checkers and a fresh world: the first event where the two
+    // runs part is where a wall clock, a HashMap's order or a static leaked in.
+    let divergence = if check_determinism {
+        sutra_sim::determinism::check(&checkers, &scenario, &options).map_err(|e| Usage(e.0))?.err()
+    } else {
+        None
+    };
     if let Some(path) = &perfetto {
         let title = format!("{} seed {seed}", scenario.name);
         sutra_sim::perfetto::write(&out, scenario.topology.lanes, &title, path)
             .map_err(|e| Usage(format!("cannot write {}: {e}", path.display())))?;
     }
-    let replay =
-        checkers.replay_command(&replay_command(scenario_arg, seed, mutant, strategy), &scenario.name, seed, mutant);
+    let mut replay = checkers.replay_command(
+        &sutra_sim::replay::run_command(scenario_arg, seed, mutant, strategy),
+        &scenario.name,
+        seed,
+        mutant,
+    );
+    if divergence.is_some() {
+        replay.push_str(" --check-determinism");
+    }
     if json {
         let mut doc = outcome_json(&out);
         let extra = json!({
@@ -44,6 +65,12 @@ pub fn run(
             "tape_len": out.tape.len(),
             "replay": replay,
         });
+        if check_determinism {
+            doc.insert(
+                "determinism".into(),
+                json!({"same": divergence.is_none(), "divergence": divergence.as_ref().map(|d| d.to_string())}),
+            );
+        }
         if let serde_json::Value::Object(extra) = extra {
             doc.extend(extra);
         }
@@ -57,9 +84,14 @@ pub fn run(
             out.sim_time,
             out.tape.len()
         );
-        if !out.verdict.is_pass() {
+        match (&divergence, check_determinism) {
+            (Some(d), _) => println!("NONDETERMINISM: the seed ran differently when run again: {d}"),
+            (None, true) => println!("determinism: the seed ran the same twice more"),
+            (None, false) => {}
+        }
+        if !out.verdict.is_pass() || divergence.is_some() {
             println!("replay: {replay}");
         }
     }
-    Ok(exit_for(&out.verdict))
+    Ok(if divergence.is_some() { ExitCode::from(1) } else { exit_for(&out.verdict) })
 }

@@ -28,9 +28,15 @@ pub struct SweepArgs {
     /// First seed.
     #[arg(long, default_value_t = 0)]
     pub start: u64,
-    /// Worker threads (results are identical for any number).
-    #[arg(long, default_value_t = 1)]
-    pub jobs: usize,
+    /// Worker threads; by default the available cores (results are identical for any
+    /// number).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Re-run this share of the seeds (`1%`, `0.01`) and fail any that runs differently
+    /// the second time, naming the first divergent event: a check that the model and the
+    /// checkers are deterministic. Off by default.
+    #[arg(long, value_name = "RATE")]
+    pub check_determinism: Option<String>,
     /// Run one shard of the range: `I/N` takes every N-th seed, starting at offset I
     /// (0 <= I < N); `merge` joins the N shard reports.
     #[arg(long)]
@@ -103,26 +109,25 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
             u64::MAX
         )));
     }
-    if a.jobs == 0 || a.jobs > sweep::JOBS_MAX {
+    let jobs = a.jobs.unwrap_or_else(default_jobs);
+    if jobs == 0 || jobs > sweep::JOBS_MAX {
         return Err(Usage(format!("--jobs must be between 1 and {}", sweep::JOBS_MAX)));
     }
+    let recheck_ppm = a
+        .check_determinism
+        .as_deref()
+        .map(sutra_sim::determinism::parse_rate)
+        .transpose()
+        .map_err(|e| Usage(format!("--check-determinism: {e}")))?
+        .unwrap_or(0);
     // Every output is checked before the first seed: a bad path found at the end would
     // throw the whole sweep away.
     check_outputs(&[("--report", a.report.as_ref()), ("--junit", a.junit.as_ref())])?;
     if let Some(dir) = &a.save_failures {
         check_directory_writable(dir).map_err(|e| Usage(format!("--save-failures {e}")))?;
     }
-    let plan = SweepPlan {
-        scenarios,
-        start: a.start,
-        count: a.count,
-        shard,
-        mutant,
-        strategy,
-        jobs: a.jobs,
-        time_budget,
-        checkers,
-    };
+    let plan =
+        SweepPlan { scenarios, start: a.start, count: a.count, shard, mutant, strategy, jobs, time_budget, checkers };
     let total = plan.item_count();
     if total == 0 {
         return Err(Usage(format!(
@@ -131,20 +136,13 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
             a.count
         )));
     }
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::new(total);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} seeds, {per_sec}, {msg}, eta {eta}")
-                .expect("a valid template"),
-        );
-        bar
-    });
+    let bar = std::io::stderr().is_terminal().then(|| progress_bar(total));
     // SIGINT or SIGTERM stops taking new seeds; the seeds in flight finish and the report
     // and the failures found so far are still written. A second one ends the process.
     signals::install();
     let stop = &signals::STOP;
     let started = Instant::now();
-    let (tally, early) = sweep::run(&plan, stop, &|done, failing| {
+    let (tally, early) = sweep::run_checked(&plan, recheck_ppm, stop, &|done, failing| {
         if let Some(bar) = &bar {
             bar.set_position(done);
             bar.set_message(format!("{failing} failing"));
@@ -161,7 +159,8 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
             source.file = Some(file.to_string());
         }
         for failure in &mut report.failures {
-            failure.replay = plan.replay_command_for(file, &failure.scenario, failure.seed);
+            let determinism = failure.checker == sweep::DETERMINISM;
+            failure.replay = plan.replay_command_for(file, &failure.scenario, failure.seed, determinism);
         }
     }
     if report.seeds_run == 0 && signals::interrupted_exit_code().is_none() {
@@ -184,7 +183,7 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
         let options = SaveFailures {
             dir: dir.clone(),
             shrink: !a.no_shrink,
-            jobs: a.jobs,
+            jobs,
             max: a.save_failures_max,
             deadline: time_budget.map(|b| started + b),
         };
@@ -210,4 +209,57 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Worker threads when `--jobs` is not given: the available cores (results are the same
+/// for any number, so a core left idle is only time lost).
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).min(sweep::JOBS_MAX)
+}
+
+/// The progress bar of a sweep on a terminal: seeds done, the rate as a whole number of
+/// seeds per second, failures so far (from the start: "0 failing"), and the time left.
+fn progress_bar(total: u64) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} seeds, {rate}, {msg}, eta {eta}")
+            .expect("a valid template")
+            .with_key("rate", |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{}", rate_text(state.per_sec()));
+            }),
+    );
+    bar.set_message("0 failing");
+    bar
+}
+
+/// A rate as people read it: `2,746 seeds/s`.
+pub fn rate_text(per_second: f64) -> String {
+    let whole = if per_second.is_finite() && per_second > 0.0 { per_second.round() as u64 } else { 0 };
+    let digits = whole.to_string();
+    let mut grouped = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    format!("{grouped} seeds/s")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rate_is_a_whole_number_of_seeds_per_second_in_groups_of_three() {
+        assert_eq!(rate_text(2_745.664_3), "2,746 seeds/s");
+        assert_eq!(rate_text(0.4), "0 seeds/s");
+        assert_eq!(rate_text(1_234_567.0), "1,234,567 seeds/s");
+        assert_eq!(rate_text(f64::NAN), "0 seeds/s");
+    }
+
+    #[test]
+    fn jobs_default_to_the_available_cores() {
+        assert_eq!(default_jobs(), std::thread::available_parallelism().unwrap().get().min(sweep::JOBS_MAX));
+    }
 }
