@@ -128,3 +128,9 @@ pub fn shell_word(word: &str) -> String {
         format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
+
+/// The command that replays a reproducer file: `sutra-sim replay FILE`, the path quoted
+/// for a POSIX shell when it needs it.
+pub fn replay_file_command(path: &std::path::Path) -> String {
+    format!("sutra-sim replay {}", shell_word(&path.display().to_string()))
+}

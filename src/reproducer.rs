@@ -305,6 +305,16 @@ impl Reproducer {
     }
 }
 
+/// The name stem of a reproducer of `seed` of `scenario`: `SCENARIO-seed-N[-MUTANT]`, the
+/// one naming every saved reproducer (sweeps, `shrink`, `SimTest`). The scenario name is
+/// an identifier and the mutant name a known one, so the stem is one plain file name.
+pub fn file_stem(scenario: &str, seed: u64, mutant: Option<Mutant>) -> String {
+    match mutant {
+        Some(m) => format!("{scenario}-seed-{seed}-{}", m.name()),
+        None => format!("{scenario}-seed-{seed}"),
+    }
+}
+
 /// FNV-1a 64 of what a replay and its fallback run from: the seed, the strategy, the
 /// mutant and the tape. The scenario is not in it: it is readable and validated, and an
 /// edited scenario shows up as a stale replay. Its own hash, part of the file format: the

@@ -14,7 +14,7 @@
 //! Every file goes inside the directory given: its name is built from the scenario name
 //! (an identifier, checked when the scenario is loaded), the seed and the mutant name.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -54,22 +54,6 @@ pub struct SaveFailures {
 /// What [`save_failures`] could not do, one line per failure it could not save.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SaveErrors(pub Vec<String>);
-
-/// The name stem of a failure's file: `SCENARIO-seed-N[-MUTANT]`. The scenario name is an
-/// identifier and the mutant name a known one, so the stem is one plain file name.
-pub fn file_stem(scenario: &str, seed: u64, mutant: Option<sutra_sim_model::Mutant>) -> String {
-    let mut stem = format!("{scenario}-seed-{seed}");
-    if let Some(m) = mutant {
-        stem.push('-');
-        stem.push_str(m.name());
-    }
-    stem
-}
-
-/// The command that replays a saved reproducer.
-pub fn replay_command(path: &Path) -> String {
-    format!("sutra-sim replay {}", path.display())
-}
 
 /// The indices of the failures to save, in the order they are handled: the first failure
 /// of each distinct checker, then the others in report order, at most `max`.
@@ -145,10 +129,10 @@ pub fn save_failures(
     for (&i, reproducer) in chosen.iter().zip(made) {
         let reproducer = reproducer.expect("every chosen failure got a reproducer");
         let failure = &mut report.failures[i];
-        let stem = file_stem(&failure.scenario, failure.seed, plan.mutant);
+        let stem = crate::reproducer::file_stem(&failure.scenario, failure.seed, plan.mutant);
         match reproducer.save_in(&options.dir, &stem) {
             Ok(path) => {
-                failure.replay = replay_command(&path);
+                failure.replay = crate::replay::replay_file_command(&path);
                 failure.reproducer = Some(path.display().to_string());
             }
             Err(e) => errors.0.push(e.0),

@@ -132,7 +132,13 @@ impl SweepPlan {
     }
 }
 
-/// Runs one seed of `scenario`.
+/// Runs one seed of `scenario`, judged by the built-in checkers the scenario selects —
+/// chosen by [`CheckerSet`], like every run of this crate.
+///
+/// # Panics
+///
+/// If the scenario names a checker that is not built in: scenarios are resolved when they
+/// are loaded ([`crate::scenario_arg::resolve`]).
 pub fn run_seed(
     scenario: &Scenario,
     seed: u64,
@@ -140,24 +146,9 @@ pub fn run_seed(
     strategy: Option<StrategyConfig>,
 ) -> SeedResult {
     let options = RunOptions::for_seed(seed, strategy, mutant);
-    SeedResult::of(seed, sutra_sim_model::run(scenario, &options))
-}
-
-/// Runs one seed of `scenario`, judged by `checkers`.
-///
-/// # Panics
-///
-/// If `checkers` cannot resolve the scenario's checker names: sweeps check their scenarios
-/// with [`CheckerSet::check_scenarios`] before the first seed.
-pub fn run_seed_with(
-    checkers: &CheckerSet,
-    scenario: &Scenario,
-    seed: u64,
-    mutant: Option<Mutant>,
-    strategy: Option<StrategyConfig>,
-) -> SeedResult {
-    let options = RunOptions::for_seed(seed, strategy, mutant);
-    let out = checkers.run(scenario, &options).unwrap_or_else(|e| panic!("checkers resolved before the sweep: {e}"));
+    let out = CheckerSet::built_in()
+        .run(scenario, &options)
+        .unwrap_or_else(|e| panic!("scenarios are resolved when loaded: {e}"));
     SeedResult::of(seed, out)
 }
 
@@ -368,11 +359,27 @@ pub fn model_hash() -> u64 {
         let mut f = sutra_sim_core::trace::Fingerprint::default();
         for scenario in Scenario::all_built_in() {
             for seed in 0..MODEL_HASH_SEEDS {
-                f.write_u64(sutra_sim_model::run(&scenario, &RunOptions::seeded(seed)).fingerprint);
+                f.write_u64(run_seed(&scenario, seed, None, None).fingerprint);
             }
         }
         f.value()
     })
+}
+
+/// The coverage map of a sweep: for every coverage property the plan counts
+/// ([`CheckerSet::coverage_names`]), the seeds that reached it — zeros included. Only the
+/// properties some swept scenario is expected to reach are counted, so that a zero means
+/// "never reached where it should have been", not "not applicable"; and only those the
+/// plan's checkers run, user-registered ones included. Sweeps and `SimTest` both use it.
+pub fn coverage(plan: &SweepPlan, tally: &SweepTally) -> BTreeMap<String, u64> {
+    plan.checkers
+        .coverage_names(&plan.scenarios)
+        .into_iter()
+        .map(|name| {
+            let seeds = tally.reached.get(&name).copied().unwrap_or(0);
+            (name, seeds)
+        })
+        .collect()
 }
 
 /// Builds the report of a sweep's results.
@@ -380,11 +387,7 @@ pub fn report(plan: &SweepPlan, tally: &SweepTally, wall: Duration, stopped_earl
     // Only the properties some swept scenario is expected to reach are counted, so that a
     // zero means "never reached where it should have been", not "not applicable"; and only
     // those the plan's checkers run, user-registered ones included.
-    let mut coverage: BTreeMap<String, u64> =
-        plan.checkers.coverage_names(&plan.scenarios).into_iter().map(|n| (n, 0)).collect();
-    for (name, n) in coverage.iter_mut() {
-        *n = tally.reached.get(name).copied().unwrap_or(0);
-    }
+    let coverage = coverage(plan, tally);
     let failures = tally
         .failing
         .iter()

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 use sutra_sim::plugin::CheckerSet;
 use sutra_sim::replay::replay;
+use sutra_sim::replay::replay_file_command as replay_command;
 use sutra_sim::reproducer::Reproducer;
-use sutra_sim::save_failures::replay_command;
 use sutra_sim::scenario_arg;
 use sutra_sim::shrinking::{shrink_failure, FailingRun};
 use sutra_sim_core::parse_duration;
@@ -55,10 +55,7 @@ pub fn shrink(a: ShrinkArgs) -> Outcome {
         (None, Some(scenario), Some(seed)) => {
             let resolved = scenario_arg::resolve_one(scenario).map_err(|e| Usage(e.0))?;
             let mutant = parse_mutant(a.mutant.clone())?;
-            let stem = match mutant {
-                Some(m) => format!("{}-seed-{seed}-{}", resolved.name, m.name()),
-                None => format!("{}-seed-{seed}", resolved.name),
-            };
+            let stem = sutra_sim::reproducer::file_stem(&resolved.name, seed, mutant);
             (FailingRun::from_seed(resolved, seed, mutant, None), PathBuf::from(format!("{stem}.toml")))
         }
         _ => return Err(Usage("shrink takes a reproducer FILE, or --scenario S --seed N [--mutant M]".into())),
