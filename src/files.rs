@@ -1,21 +1,110 @@
-//! Writing files so that nothing is lost or half-written: a temporary file beside the
-//! target, flushed, then renamed over it. A reader sees the old file or the new one, never
-//! a torn one.
+//! Writing files so that nothing is lost, half-written or destroyed.
+//!
+//! A regular file is written atomically: a temporary file beside the target, flushed, then
+//! renamed over it, so a reader sees the old file or the new one, never a torn one. But a
+//! rename replaces whatever has the name, and a sweep run as root in a CI container with
+//! `--report /dev/null` must not turn `/dev/null` into a plain file. So the rename is only
+//! ever done over a regular file or over nothing, and the other kinds of target are
+//! handled as a user would expect:
+//!
+//! - a **symbolic link is followed**: the file it points to is replaced atomically and the
+//!   link stays a link (so `latest.json -> 2026-12-01.json` keeps working); a link that
+//!   points nowhere is refused, since it is unclear what was meant;
+//! - a **character device** (`/dev/null`, `/dev/stdout` on a terminal, `/dev/full`) is
+//!   written into, like any program's output would be; its errors are reported;
+//! - a **FIFO, socket, block device or directory** is refused: writing into a FIFO blocks
+//!   until someone reads, and the others are never what a report path means.
+//!
+//! [`check_writable`] applies the same rules without writing anything, so that commands
+//! can refuse a bad output path before the first seed runs (exit 2, nothing written)
+//! instead of throwing a night's work away at the end.
 
 use std::fs;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// Writes `contents` to `path` atomically (temporary file, fsync, rename).
+/// What an output path names, once symbolic links are followed.
+enum Target {
+    /// Nothing yet: a file will be created at this path.
+    Missing(PathBuf),
+    /// A regular file, replaced atomically.
+    Regular(PathBuf),
+    /// A character device, written into.
+    Device(PathBuf),
+}
+
+/// Follows `path` to what it names, refusing what must never be replaced or written.
+fn target(path: &Path) -> std::io::Result<Target> {
+    let refuse = |why: String| std::io::Error::other(why);
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Target::Missing(path.to_path_buf())),
+        Err(e) => return Err(e),
+    };
+    let (resolved, meta) = if meta.file_type().is_symlink() {
+        let resolved = fs::canonicalize(path)
+            .map_err(|e| refuse(format!("{} is a symbolic link to nothing usable ({e})", path.display())))?;
+        let meta = fs::metadata(&resolved)?;
+        (resolved, meta)
+    } else {
+        (path.to_path_buf(), meta)
+    };
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return Ok(Target::Regular(resolved));
+    }
+    if kind.is_dir() {
+        return Err(refuse(format!("{} is a directory, not a file", path.display())));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_char_device() {
+            return Ok(Target::Device(resolved));
+        }
+        let what = if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_block_device() {
+            "a block device"
+        } else {
+            "not a regular file"
+        };
+        Err(refuse(format!("{} is {what}; sutra-sim writes only regular files and character devices", path.display())))
+    }
+    #[cfg(not(unix))]
+    Err(refuse(format!("{} is not a regular file", path.display())))
+}
+
+/// The directory a new file at `path` goes into.
+fn parent_of(path: &Path) -> &Path {
+    path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+/// Writes `contents` to `path`: a regular file (or a new one) atomically — temporary
+/// file, fsync, rename — following a symbolic link; a character device by writing into
+/// it. FIFOs, sockets, block devices, directories and dangling links are refused, and
+/// nothing but a regular file is ever renamed over (see the module docs).
 pub fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().ok_or_else(|| std::io::Error::other(format!("{} names no file", path.display())))?;
+    let file = match target(path)? {
+        Target::Device(device) => {
+            let mut f = fs::OpenOptions::new().write(true).open(device)?;
+            f.write_all(contents)?;
+            return f.flush();
+        }
+        Target::Missing(file) | Target::Regular(file) => file,
+    };
+    let dir = parent_of(&file);
+    let name = file.file_name().ok_or_else(|| std::io::Error::other(format!("{} names no file", path.display())))?;
     let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
     let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
+        let mut f = fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(contents)?;
         f.sync_all()?;
-        fs::rename(&tmp, path)
+        // Between the check above and this rename another process could put something
+        // else at the name; sutra-sim never writes one name from two places.
+        fs::rename(&tmp, &file)
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
@@ -23,14 +112,89 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     result
 }
 
+/// Checks, without writing anything that stays, that [`write_atomically`] could write
+/// `path`: its target is a regular file, a character device or nothing, and its directory
+/// exists and takes a new file (tried by creating and removing an empty probe file, the
+/// only test that also holds for root and for read-only mounts). Errors say what is wrong
+/// with the path, for a usage error before any work is done.
+pub fn check_writable(path: &Path) -> Result<(), String> {
+    let fail = |why: String| format!("{}: {why}", path.display());
+    match target(path).map_err(|e| fail(e.to_string()))? {
+        Target::Device(device) => {
+            fs::OpenOptions::new().write(true).open(device).map_err(|e| fail(format!("cannot write: {e}")))?;
+            Ok(())
+        }
+        Target::Missing(file) | Target::Regular(file) => {
+            let dir = parent_of(&file);
+            if !dir.is_dir() {
+                return Err(fail(format!("the directory {} does not exist", dir.display())));
+            }
+            probe_directory(dir).map_err(fail)
+        }
+    }
+}
+
+/// Checks that `dir` could hold new files once created: it is a directory that takes a new
+/// file, or it does not exist yet and its nearest existing ancestor is such a directory
+/// (nothing is created). For `--save-failures DIR`.
+pub fn check_directory_writable(dir: &Path) -> Result<(), String> {
+    let fail = |why: String| format!("{}: {why}", dir.display());
+    let mut existing = dir;
+    loop {
+        match fs::metadata(existing) {
+            Ok(meta) if meta.is_dir() => return probe_directory(existing).map_err(fail),
+            Ok(_) => return Err(fail(format!("{} is not a directory", existing.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                existing = match existing.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p,
+                    _ => Path::new("."),
+                };
+                if existing == Path::new(".") && fs::metadata(existing).is_err() {
+                    return Err(fail("no existing directory to create it in".into()));
+                }
+            }
+            Err(e) => return Err(fail(format!("cannot read {}: {e}", existing.display()))),
+        }
+    }
+}
+
+/// Creates and removes an empty file in `dir`.
+fn probe_directory(dir: &Path) -> Result<(), String> {
+    let probe = dir.join(format!(".sutra-sim-probe-{}", std::process::id()));
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map_err(|e| format!("cannot create files in {}: {e}", dir.display()))?;
+    fs::remove_file(&probe).map_err(|e| format!("cannot remove the probe file {}: {e}", probe.display()))
+}
+
+/// True if `a` and `b` name the same file (after following links, for paths that exist;
+/// by their directory and name otherwise): two outputs must not share a file.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    let resolve = |p: &Path| {
+        fs::canonicalize(p).ok().or_else(|| {
+            let dir = fs::canonicalize(parent_of(p)).ok()?;
+            Some(dir.join(p.file_name()?))
+        })
+    };
+    a == b || matches!((resolve(a), resolve(b)), (Some(x), Some(y)) if x == y)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("sutra-sim-files-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
     #[test]
     fn writes_and_replaces_whole_files() {
-        let dir = std::env::temp_dir().join(format!("sutra-sim-files-{}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
+        let dir = scratch("whole");
         let p = dir.join("report.json");
         write_atomically(&p, b"one").unwrap();
         write_atomically(&p, b"two").unwrap();
@@ -45,5 +209,63 @@ mod tests {
     fn a_missing_directory_is_an_error_and_leaves_nothing() {
         let p = std::env::temp_dir().join("sutra-sim-no-such-dir-xyz").join("r.json");
         assert!(write_atomically(&p, b"x").is_err());
+        assert!(check_writable(&p).unwrap_err().contains("does not exist"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_character_device_is_written_into_and_stays_a_device() {
+        use std::os::unix::fs::FileTypeExt;
+        let null = Path::new("/dev/null");
+        check_writable(null).unwrap();
+        write_atomically(null, b"into the void").unwrap();
+        assert!(fs::symlink_metadata(null).unwrap().file_type().is_char_device());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symbolic_link_is_followed_and_stays_a_link() {
+        let dir = scratch("link");
+        let real = dir.join("real.json");
+        fs::write(&real, b"old").unwrap();
+        let link = dir.join("latest.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        check_writable(&link).unwrap();
+        write_atomically(&link, b"new").unwrap();
+        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(fs::read(&real).unwrap(), b"new");
+        let dangling = dir.join("dangling.json");
+        std::os::unix::fs::symlink(dir.join("nowhere/x.json"), &dangling).unwrap();
+        assert!(write_atomically(&dangling, b"x").is_err());
+        assert!(check_writable(&dangling).is_err());
+        assert!(fs::symlink_metadata(&dangling).unwrap().file_type().is_symlink());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_directory_is_refused_and_left_alone() {
+        let dir = scratch("dir");
+        assert!(write_atomically(&dir, b"x").is_err());
+        assert!(check_writable(&dir).unwrap_err().contains("directory"));
+        assert!(dir.is_dir());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_save_directory_may_be_missing_but_not_a_file() {
+        let dir = scratch("save");
+        check_directory_writable(&dir.join("a/b")).unwrap();
+        assert!(!dir.join("a").exists(), "nothing is created");
+        fs::write(dir.join("file"), b"").unwrap();
+        assert!(check_directory_writable(&dir.join("file/sub")).is_err());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn two_spellings_of_one_path_are_the_same_file() {
+        let dir = scratch("same");
+        assert!(same_file(&dir.join("r.json"), &dir.join(".").join("r.json")));
+        assert!(!same_file(&dir.join("r.json"), &dir.join("j.xml")));
+        fs::remove_dir_all(&dir).unwrap();
     }
 }

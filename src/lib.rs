@@ -13,6 +13,7 @@
 //! simulator or the model. To run it from an ordinary `#[test]`, use [`testing::SimTest`].
 #![deny(missing_docs)]
 
+pub mod determinism;
 pub mod fault_events;
 pub mod files;
 pub mod knobs;

@@ -70,9 +70,9 @@ enum Command {
         /// Seeds tried per mutant and scenario (and run on the correct model).
         #[arg(long, default_value_t = 2000)]
         count: u64,
-        /// Worker threads for the correct-model seeds.
-        #[arg(long, default_value_t = 1)]
-        jobs: usize,
+        /// Worker threads for the correct-model seeds; by default the available cores.
+        #[arg(long)]
+        jobs: Option<usize>,
         /// Write the JSON report here.
         #[arg(long)]
         report: Option<PathBuf>,
@@ -111,6 +111,14 @@ mod commands;
 use commands::Usage;
 
 fn main() -> ExitCode {
+    // A closed stdout (`sutra-sim list checkers | head -1`) ends the program quietly, as it
+    // does `cat` and `ls`, instead of a panic on the next print. Files are written before
+    // anything is printed, so nothing is lost.
+    #[cfg(unix)]
+    // SAFETY: restoring the default action of SIGPIPE, before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => commands::run::run(args),
@@ -129,9 +137,13 @@ fn main() -> ExitCode {
                 json,
             })
         }
-        Command::Mutants { scenario, count, jobs, report, json } => {
-            commands::mutants::mutants(&scenario, count, jobs, report, json)
-        }
+        Command::Mutants { scenario, count, jobs, report, json } => commands::mutants::mutants(
+            &scenario,
+            count,
+            jobs.unwrap_or_else(commands::sweep::default_jobs),
+            report,
+            json,
+        ),
         Command::List { what, json } => commands::list::list(&what, json),
         Command::Merge { reports, output } => commands::merge::merge(&reports, &output),
         Command::Bench { json } => commands::bench::bench(json),

@@ -97,3 +97,40 @@ pub fn differences(reproducer: &Reproducer, outcome: &Outcome<ModelEvent>) -> Ve
     }
     out
 }
+
+/// The one command line that reruns a seed: `sutra-sim run --scenario S --seed N` with
+/// `--mutant` and `--strategy` when given. `scenario_arg` is what `--scenario` takes — a
+/// built-in name or a file path — quoted for a POSIX shell when it needs it, so the line
+/// pastes as is. Every replay line of a run, sweep or replay is built here.
+pub fn run_command(
+    scenario_arg: &str,
+    seed: u64,
+    mutant: Option<sutra_sim_model::Mutant>,
+    strategy: Option<sutra_sim_core::StrategyConfig>,
+) -> String {
+    let mut cmd = format!("sutra-sim run --scenario {} --seed {seed}", shell_word(scenario_arg));
+    if let Some(m) = mutant {
+        cmd.push_str(&format!(" --mutant {}", m.name()));
+    }
+    if let Some(s) = strategy {
+        cmd.push_str(&format!(" --strategy {}", s.label()));
+    }
+    cmd
+}
+
+/// `word` as one POSIX shell word: unchanged if it is made of safe characters, otherwise
+/// in single quotes.
+pub fn shell_word(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./:=+@%,".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// The command that replays a reproducer file: `sutra-sim replay FILE`, the path quoted
+/// for a POSIX shell when it needs it.
+pub fn replay_file_command(path: &std::path::Path) -> String {
+    format!("sutra-sim replay {}", shell_word(&path.display().to_string()))
+}

@@ -267,6 +267,11 @@ impl Reproducer {
     /// if a different file already has the name. Returns the path written (or found with
     /// the same content).
     pub fn save_in(&self, dir: &Path, stem: &str) -> Result<PathBuf, ReproducerError> {
+        // Every file goes inside `dir`: the stem must be one plain name, never a path.
+        let mut parts = Path::new(stem).components();
+        if !matches!((parts.next(), parts.next()), (Some(std::path::Component::Normal(_)), None)) {
+            return Err(ReproducerError(format!("{stem:?} is not a plain file name; nothing written")));
+        }
         for attempt in 1..=NAME_ATTEMPTS_MAX {
             let name = if attempt == 1 { format!("{stem}.toml") } else { format!("{stem}-{attempt}.toml") };
             let path = dir.join(name);
@@ -297,6 +302,16 @@ impl Reproducer {
             ));
         }
         self.expected.validate()
+    }
+}
+
+/// The name stem of a reproducer of `seed` of `scenario`: `SCENARIO-seed-N[-MUTANT]`, the
+/// one naming every saved reproducer (sweeps, `shrink`, `SimTest`). The scenario name is
+/// an identifier and the mutant name a known one, so the stem is one plain file name.
+pub fn file_stem(scenario: &str, seed: u64, mutant: Option<Mutant>) -> String {
+    match mutant {
+        Some(m) => format!("{scenario}-seed-{seed}-{}", m.name()),
+        None => format!("{scenario}-seed-{seed}"),
     }
 }
 

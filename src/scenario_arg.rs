@@ -34,6 +34,12 @@ fn origin(value: &str) -> String {
     }
 }
 
+/// The file a `--scenario` value names, if it names one (rather than a built-in scenario
+/// or `all`).
+pub fn file_of(value: &str) -> Option<&str> {
+    is_file(value).then_some(value)
+}
+
 fn is_file(value: &str) -> bool {
     value.ends_with(".toml") || value.contains('/') || value.contains(std::path::MAIN_SEPARATOR)
 }

@@ -10,6 +10,7 @@
 //! replays bit for bit. The shrunk run is run once more at the end, and its verdict and
 //! fingerprint become the reproducer's.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use sutra_sim_core::{EntropyMode, Outcome, StrategyConfig, Tape, Verdict};
@@ -133,6 +134,8 @@ pub struct ShrinkResult {
 /// Keeps candidates that fail with the same verdict class and checker.
 struct SameFailure<'a> {
     run: &'a FailingRun,
+    /// When set, every candidate is refused, so the shrinker returns its best so far.
+    give_up: &'a AtomicBool,
     class: &'static str,
     checker: String,
 }
@@ -147,6 +150,9 @@ impl SameFailure<'_> {
     /// Runs the scenario of `knobs` with `entropy`; what ran, if it failed the same way.
     /// Its cost is its events: what a person reads in its story and timeline.
     fn try_run(&self, knobs: &[u32], entropy: EntropyMode) -> Option<Ran> {
+        if self.give_up.load(Ordering::Relaxed) {
+            return None;
+        }
         let scenario = knobs::apply(&self.run.scenario, knobs)?;
         let outcome = self.run.run(&scenario, entropy, false).ok()?;
         self.matches(&outcome.verdict)
@@ -174,6 +180,12 @@ impl Property for SameFailure<'_> {
 /// Shrinks a failing run within `limits`. Errors if the run does not fail, or if the
 /// shrunk run does not fail the same way when run again (nondeterminism: a bug).
 pub fn shrink_failure(run: &FailingRun, limits: Limits) -> Result<ShrinkResult, String> {
+    shrink_failure_until(run, limits, &AtomicBool::new(false))
+}
+
+/// As [`shrink_failure`], ending early (with the best run so far) once `give_up` is set:
+/// a sweep's signal or time budget covers the shrinking of its failures too.
+pub fn shrink_failure_until(run: &FailingRun, limits: Limits, give_up: &AtomicBool) -> Result<ShrinkResult, String> {
     let started = Instant::now();
     let entropy = match &run.tape {
         Some(tape) => EntropyMode::Tape(tape.clone()),
@@ -184,10 +196,14 @@ pub fn shrink_failure(run: &FailingRun, limits: Limits) -> Result<ShrinkResult, 
         Some(c) => c.to_string(),
         None => return Err("the run passes: there is no failure to shrink".into()),
     };
-    let mut property = SameFailure { run, class: before.verdict.class(), checker: checker.clone() };
+    let mut property = SameFailure { run, give_up, class: before.verdict.class(), checker: checker.clone() };
     let initial = Candidate::new(knobs::read(&run.scenario), trimmed(&before.tape).0);
     let shrunk = sutra_sim_shrink::shrink(initial.clone(), &mut property, limits).map_err(|_| {
-        "the run fails, but not when its own tape is replayed: the model is nondeterministic".to_string()
+        if give_up.load(Ordering::Relaxed) {
+            "stopped before shrinking began".to_string()
+        } else {
+            "the run fails, but not when its own tape is replayed: the model is nondeterministic".to_string()
+        }
     })?;
     let scenario = knobs::apply(&run.scenario, &shrunk.candidate.knobs).expect("the shrinker keeps only valid knobs");
     let after = run.run(&scenario, EntropyMode::Tape(Tape(shrunk.candidate.tape.clone())), true)?;
@@ -204,7 +220,8 @@ pub fn shrink_failure(run: &FailingRun, limits: Limits) -> Result<ShrinkResult, 
     let (tape_before, tape_after) = (initial.tape.len(), shrunk.candidate.tape.len());
     let wall = started.elapsed();
     let note = format!(
-        "{} seed {}{}: shrunk by sutra-sim {} from {} events, {} draws, {} faults to {} events, {} draws, {} faults{} ({} runs, {}, {:.1}s)",
+        // No wall-clock time in the note: the same failure shrunk twice writes the same bytes.
+        "{} seed {}{}: shrunk by sutra-sim {} from {} events, {} draws, {} faults to {} events, {} draws, {} faults{} ({} runs, {})",
         run.origin.as_ref().unwrap_or(&run.scenario).name,
         run.seed,
         run.mutant.map(|m| format!(" with mutant {}", m.name())).unwrap_or_default(),
@@ -218,7 +235,6 @@ pub fn shrink_failure(run: &FailingRun, limits: Limits) -> Result<ShrinkResult, 
         if knob_changes.is_empty() { String::new() } else { format!("; scenario: {}", knob_changes.join(", ")) },
         shrunk.oracle_calls,
         shrunk.stop.as_str(),
-        wall.as_secs_f64()
     );
     let recorded = run.recorded_scenario(&scenario);
     let mut reproducer = Reproducer::record(&recorded, run.seed, run.strategy, run.mutant, &after, note);

@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use sutra_sim_core::{Event, EventKind, NodeId, Outcome, SimTime};
+use sutra_sim_model::event::millis_text;
 use sutra_sim_model::event::{Exit, Reaction};
 use sutra_sim_model::ids::{ExecId, ProcessId};
 use sutra_sim_model::ModelEvent;
@@ -301,7 +302,7 @@ pub fn describe(event: &ModelEvent) -> String {
         E::RelayReclaimed { message, process, .. } => {
             format!("relay m{} reclaimed from consumer p{} (dead, or its ack never came)", message.0, process.0)
         }
-        E::TimerScheduled { step, due_ms, .. } => format!("timer for step {step} due at {due_ms}ms"),
+        E::TimerScheduled { step, due_ns, .. } => format!("timer for step {step} due at {}", millis_text(*due_ns)),
         E::Dispatched { path, process, lane, misrouted, .. } => format!(
             "{path:?} dispatched to p{} lane {lane}{}",
             process.0,
@@ -311,11 +312,11 @@ pub fn describe(event: &ModelEvent) -> String {
         E::TaskLocked { worker, .. } => format!("pull worker {worker} locked the task"),
         E::TaskCompleted { worker, .. } => format!("pull worker {worker} completed the task"),
         E::ClaimAttempt { owner, path, .. } => format!("asks for the claim as {owner} ({path:?})"),
-        E::ClaimGranted { owner, previous, stale_age_ms, .. } => {
+        E::ClaimGranted { owner, previous, stale_age_ns, .. } => {
             let mut s = format!("CLAIM GRANTED to {owner}");
-            match (previous, stale_age_ms) {
+            match (previous, stale_age_ns) {
                 (Some(p), Some(age)) => {
-                    let _ = write!(s, " (taken from {p}, stale after {age}ms)");
+                    let _ = write!(s, " (taken from {p}, stale after {})", millis_text(*age));
                 }
                 (Some(p), None) => {
                     let _ = write!(s, " (already held by {p}: re-entrant)");
@@ -353,12 +354,15 @@ pub fn describe(event: &ModelEvent) -> String {
             }
         }
         E::ExecutionEnded { exit, .. } => format!("execution ended: {}", exit_text(exit)),
-        E::Swept { owner, age_ms, by, lease_held, .. } => format!(
-            "SWEPT claim of {owner} (age {age_ms}ms) by p{}{}",
+        E::Swept { owner, age_ns, by, lease_held, .. } => format!(
+            "SWEPT claim of {owner} (age {}) by p{}{}",
+            millis_text(*age_ns),
             by.0,
             if *lease_held { "" } else { " WITHOUT the lease" }
         ),
-        E::LeaseAcquired { process, until_ms } => format!("p{} holds the sweep lease until {until_ms}ms", process.0),
+        E::LeaseAcquired { process, until_ns } => {
+            format!("p{} holds the sweep lease until {}", process.0, millis_text(*until_ns))
+        }
         E::MigrationRequested { process, to_lane, .. } => {
             format!("admin migration requested on p{} to lane {to_lane}", process.0)
         }
@@ -373,16 +377,16 @@ pub fn describe(event: &ModelEvent) -> String {
         E::Lane { process, component, action } => format!("p{} {component:?} lane: {action:?}", process.0),
         E::ReplicaCrashed { replica, process } => format!("REPLICA-{replica} CRASHED (p{} dies)", process.0),
         E::ReplicaRestarted { replica, process } => format!("replica-{replica} restarted as p{}", process.0),
-        E::ReplicaPaused { replica, process, for_ms } => {
-            format!("REPLICA-{replica} PAUSED (p{} frozen for {for_ms}ms)", process.0)
+        E::ReplicaPaused { replica, process, for_ns } => {
+            format!("REPLICA-{replica} PAUSED (p{} frozen for {})", process.0, millis_text(*for_ns))
         }
         E::ReplicaResumed { replica, process } => format!("replica-{replica} resumed (p{})", process.0),
         E::ClockSkewed { replica, offset_ms } => format!("replica-{replica} clock skewed by {offset_ms}ms"),
-        E::FaultInjected { fault, replica, detail_ms } => format!(
+        E::FaultInjected { fault, replica, detail_ns } => format!(
             "FAULT {}{}{}",
             fault.name(),
             replica.map(|r| format!(" on replica-{r}")).unwrap_or_default(),
-            if *detail_ms > 0 { format!(" ({detail_ms}ms)") } else { String::new() }
+            if *detail_ns > 0 { format!(" ({})", millis_text(*detail_ns)) } else { String::new() }
         ),
         E::SwarmSelected { enabled } => {
             format!("swarm switched on: {}", enabled.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "))
@@ -397,7 +401,9 @@ pub fn describe(event: &ModelEvent) -> String {
 fn reaction_text(reaction: &Reaction) -> String {
     match reaction {
         Reaction::Requeued => "relay requeued".into(),
-        Reaction::Deferred { attempt, backoff_ms } => format!("timer deferred {backoff_ms}ms (refusal {attempt})"),
+        Reaction::Deferred { attempt, backoff_ns } => {
+            format!("timer deferred {} (refusal {attempt})", millis_text(*backoff_ns))
+        }
         Reaction::Conflict409 => "409 to the administrator".into(),
     }
 }

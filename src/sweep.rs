@@ -13,7 +13,7 @@ use sutra_sim_core::{StrategyConfig, Verdict};
 use sutra_sim_model::{Mutant, RunOptions, Scenario};
 
 use crate::plugin::CheckerSet;
-use crate::report::{Failure, SweepReport};
+use crate::report::{Failure, ScenarioSource, SweepReport, FAILURES_KEPT_PER_CHECKER};
 
 /// Most seeds one sweep may be asked for.
 pub const SEEDS_MAX: u64 = 1 << 40;
@@ -59,6 +59,28 @@ pub struct SeedResult {
     pub fingerprint: u64,
     /// Coverage properties reached.
     pub reached: Vec<String>,
+    /// If the seed was re-checked for determinism and ran differently the second time:
+    /// the first divergence. A failure whatever the verdict says.
+    pub divergence: Option<String>,
+}
+
+/// The failing "checker" of a seed that ran differently when run again.
+pub const DETERMINISM: &str = "determinism";
+
+impl SeedResult {
+    /// True if the seed did not pass: a failing verdict, or a divergence.
+    pub fn is_failure(&self) -> bool {
+        !self.verdict.is_pass() || self.divergence.is_some()
+    }
+
+    /// What failed: [`DETERMINISM`] for a divergence, else the verdict's checker (or class).
+    pub fn failing_checker(&self) -> Option<&str> {
+        if self.divergence.is_some() {
+            Some(DETERMINISM)
+        } else {
+            self.verdict.checker()
+        }
+    }
 }
 
 impl SweepPlan {
@@ -92,20 +114,31 @@ impl SweepPlan {
         (0..self.item_count()).filter_map(|i| self.item(i)).collect()
     }
 
-    /// The command that replays one seed of this plan.
+    /// The command that replays one seed of this plan, naming the scenario by name (a
+    /// sweep of a scenario file names the file instead: [`SweepPlan::replay_command_for`]).
     pub fn replay_command(&self, scenario: &Scenario, seed: u64) -> String {
-        let mut cmd = format!("sutra-sim run --scenario {} --seed {seed}", scenario.name);
-        if let Some(m) = self.mutant {
-            cmd.push_str(&format!(" --mutant {}", m.name()));
+        self.replay_command_for(&scenario.name, &scenario.name, seed, false)
+    }
+
+    /// The command that replays one seed of this plan with `--scenario SCENARIO_ARG` (a
+    /// built-in name or a file path), the scenario being named `name`; with
+    /// `--check-determinism` for a seed that ran differently when re-checked.
+    pub fn replay_command_for(&self, scenario_arg: &str, name: &str, seed: u64, determinism: bool) -> String {
+        let mut base = crate::replay::run_command(scenario_arg, seed, self.mutant, self.strategy);
+        if determinism {
+            base.push_str(" --check-determinism");
         }
-        if let Some(s) = self.strategy {
-            cmd.push_str(&format!(" --strategy {}", s.label()));
-        }
-        self.checkers.replay_command(&cmd, &scenario.name, seed, self.mutant)
+        self.checkers.replay_command(&base, name, seed, self.mutant)
     }
 }
 
-/// Runs one seed of `scenario`.
+/// Runs one seed of `scenario`, judged by the built-in checkers the scenario selects —
+/// chosen by [`CheckerSet`], like every run of this crate.
+///
+/// # Panics
+///
+/// If the scenario names a checker that is not built in: scenarios are resolved when they
+/// are loaded ([`crate::scenario_arg::resolve`]).
 pub fn run_seed(
     scenario: &Scenario,
     seed: u64,
@@ -113,24 +146,9 @@ pub fn run_seed(
     strategy: Option<StrategyConfig>,
 ) -> SeedResult {
     let options = RunOptions::for_seed(seed, strategy, mutant);
-    SeedResult::of(seed, sutra_sim_model::run(scenario, &options))
-}
-
-/// Runs one seed of `scenario`, judged by `checkers`.
-///
-/// # Panics
-///
-/// If `checkers` cannot resolve the scenario's checker names: sweeps check their scenarios
-/// with [`CheckerSet::check_scenarios`] before the first seed.
-pub fn run_seed_with(
-    checkers: &CheckerSet,
-    scenario: &Scenario,
-    seed: u64,
-    mutant: Option<Mutant>,
-    strategy: Option<StrategyConfig>,
-) -> SeedResult {
-    let options = RunOptions::for_seed(seed, strategy, mutant);
-    let out = checkers.run(scenario, &options).unwrap_or_else(|e| panic!("checkers resolved before the sweep: {e}"));
+    let out = CheckerSet::built_in()
+        .run(scenario, &options)
+        .unwrap_or_else(|e| panic!("scenarios are resolved when loaded: {e}"));
     SeedResult::of(seed, out)
 }
 
@@ -144,6 +162,7 @@ impl SeedResult {
             events: out.events,
             fingerprint: out.fingerprint,
             reached: out.reached,
+            divergence: None,
         }
     }
 }
@@ -158,15 +177,35 @@ pub struct SweepTally {
     pub events: u64,
     /// For each coverage property some seed reached, the seeds that reached it.
     pub reached: BTreeMap<String, u64>,
-    /// The seeds that did not pass, in plan order.
+    /// The seeds that did not pass, in plan order: the first
+    /// [`FAILURES_KEPT_PER_CHECKER`] of each checker (the counts are exact).
     pub failing: Vec<SeedResult>,
+    /// Seeds that did not pass, by failing checker (or verdict class for hangs, budget
+    /// overruns and crashes): exact, whatever was kept in `failing`.
+    pub failing_by_checker: BTreeMap<String, u64>,
     /// A digest of every seed's scenario, seed, verdict class and fingerprint, independent
     /// of the order seeds finished in: equal digests mean the same runs, whatever `--jobs`.
     pub digest: u64,
 }
 
 impl SweepTally {
-    fn add(&mut self, result: &SeedResult) {
+    /// Seeds that did not pass, whether kept in `failing` or not.
+    pub fn failing_count(&self) -> u64 {
+        self.failing_by_checker.values().sum()
+    }
+
+    /// Counts `result`; a failure is kept if its checker has fewer than
+    /// [`FAILURES_KEPT_PER_CHECKER`] kept so far. Returns whether it was kept.
+    fn add(&mut self, result: SeedResult) -> bool {
+        let kept = self.count(&result);
+        if kept {
+            self.failing.push(result);
+        }
+        kept
+    }
+
+    /// Counts `result` (not keeping it); true if it is a failure that should be kept.
+    fn count(&mut self, result: &SeedResult) -> bool {
         self.seeds_run += 1;
         self.events += result.events;
         for name in &result.reached {
@@ -184,6 +223,14 @@ impl SweepTally {
         f.write_u64(result.fingerprint);
         f.write(result.verdict.class().as_bytes());
         self.digest = self.digest.wrapping_add(f.value());
+        match result.failing_checker() {
+            None => false,
+            Some(checker) => {
+                let n = self.failing_by_checker.entry(checker.to_string()).or_insert(0);
+                *n += 1;
+                *n <= FAILURES_KEPT_PER_CHECKER as u64
+            }
+        }
     }
 
     fn merge(&mut self, other: SweepTally) {
@@ -191,6 +238,9 @@ impl SweepTally {
         self.events += other.events;
         for (name, n) in other.reached {
             *self.reached.entry(name).or_insert(0) += n;
+        }
+        for (checker, n) in other.failing_by_checker {
+            *self.failing_by_checker.entry(checker).or_insert(0) += n;
         }
         self.failing.extend(other.failing);
         self.digest = self.digest.wrapping_add(other.digest);
@@ -200,6 +250,18 @@ impl SweepTally {
 /// Runs the plan. `stop` ends it early (a signal); `progress(done, failing)` is called
 /// after each seed. Returns the tally of the seeds that ran and whether it stopped early.
 pub fn run(plan: &SweepPlan, stop: &AtomicBool, progress: &(dyn Fn(u64, u64) + Sync)) -> (SweepTally, bool) {
+    run_checked(plan, 0, stop, progress)
+}
+
+/// As [`run`], and re-checks the determinism of a share of the seeds, `recheck_ppm` parts
+/// per million ([`crate::determinism::chosen`]): a seed that runs differently when run
+/// again is a failure of its own ([`DETERMINISM`]).
+pub fn run_checked(
+    plan: &SweepPlan,
+    recheck_ppm: u32,
+    stop: &AtomicBool,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> (SweepTally, bool) {
     // Checker names resolve once per scenario, not once per seed.
     let factories: Vec<_> = plan
         .scenarios
@@ -233,11 +295,17 @@ pub fn run(plan: &SweepPlan, stop: &AtomicBool, progress: &(dyn Fn(u64, u64) + S
                     let mut result =
                         SeedResult::of(seed, sutra_sim_model::run_with(&plan.scenarios[s], &options, checkers));
                     result.scenario = s;
-                    tally.add(&result);
-                    if !result.verdict.is_pass() {
+                    let scenario = &plan.scenarios[s];
+                    if crate::determinism::chosen(&scenario.name, seed, recheck_ppm) {
+                        let checked = crate::determinism::check(&plan.checkers, scenario, &options)
+                            .unwrap_or_else(|e| panic!("checkers resolved before the sweep: {e}"));
+                        result.divergence = checked.err().map(|d| d.to_string());
+                    }
+                    if result.is_failure() {
                         failing.fetch_add(1, Ordering::Relaxed);
+                    }
+                    if tally.add(result) {
                         failing_at.push(i);
-                        tally.failing.push(result);
                     }
                     let d = done.fetch_add(1, Ordering::Relaxed) + 1;
                     progress(d as u64, failing.load(Ordering::Relaxed) as u64);
@@ -254,9 +322,64 @@ pub fn run(plan: &SweepPlan, stop: &AtomicBool, progress: &(dyn Fn(u64, u64) + S
     }
     let mut ordered: Vec<(u64, SeedResult)> = positions.into_iter().zip(merged.failing).collect();
     ordered.sort_by_key(|(i, _)| *i);
-    merged.failing = ordered.into_iter().map(|(_, r)| r).collect();
+    // Each worker kept the first of each checker among its own seeds, which include the
+    // first of each checker overall: keeping the first again, in plan order, gives the
+    // same list for any number of jobs.
+    let mut kept: BTreeMap<String, usize> = BTreeMap::new();
+    merged.failing = ordered
+        .into_iter()
+        .map(|(_, r)| r)
+        .filter(|r| {
+            let n = kept.entry(r.failing_checker().unwrap_or("").to_string()).or_insert(0);
+            *n += 1;
+            *n <= FAILURES_KEPT_PER_CHECKER
+        })
+        .collect();
     let early = stopped.load(Ordering::Relaxed) && merged.seeds_run < total;
     (merged, early)
+}
+
+/// A hash of the complete scenario (its canonical TOML), for reports.
+pub fn scenario_hash(scenario: &Scenario) -> u64 {
+    let mut f = sutra_sim_core::trace::Fingerprint::default();
+    f.write(scenario.to_toml().as_bytes());
+    f.value()
+}
+
+/// Seeds of each built-in scenario that [`model_hash`] runs.
+pub const MODEL_HASH_SEEDS: u64 = 2;
+
+/// A fingerprint of the model's behaviour: the trace fingerprints of the first
+/// [`MODEL_HASH_SEEDS`] seeds of every built-in scenario with the built-in checkers, folded.
+/// Any change to the model or a checker that changes a run changes it, so reports of
+/// different models do not merge. Computed once per process (a few milliseconds).
+pub fn model_hash() -> u64 {
+    static HASH: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *HASH.get_or_init(|| {
+        let mut f = sutra_sim_core::trace::Fingerprint::default();
+        for scenario in Scenario::all_built_in() {
+            for seed in 0..MODEL_HASH_SEEDS {
+                f.write_u64(run_seed(&scenario, seed, None, None).fingerprint);
+            }
+        }
+        f.value()
+    })
+}
+
+/// The coverage map of a sweep: for every coverage property the plan counts
+/// ([`CheckerSet::coverage_names`]), the seeds that reached it — zeros included. Only the
+/// properties some swept scenario is expected to reach are counted, so that a zero means
+/// "never reached where it should have been", not "not applicable"; and only those the
+/// plan's checkers run, user-registered ones included. Sweeps and `SimTest` both use it.
+pub fn coverage(plan: &SweepPlan, tally: &SweepTally) -> BTreeMap<String, u64> {
+    plan.checkers
+        .coverage_names(&plan.scenarios)
+        .into_iter()
+        .map(|name| {
+            let seeds = tally.reached.get(&name).copied().unwrap_or(0);
+            (name, seeds)
+        })
+        .collect()
 }
 
 /// Builds the report of a sweep's results.
@@ -264,30 +387,55 @@ pub fn report(plan: &SweepPlan, tally: &SweepTally, wall: Duration, stopped_earl
     // Only the properties some swept scenario is expected to reach are counted, so that a
     // zero means "never reached where it should have been", not "not applicable"; and only
     // those the plan's checkers run, user-registered ones included.
-    let mut coverage: BTreeMap<String, u64> =
-        plan.checkers.coverage_names(&plan.scenarios).into_iter().map(|n| (n, 0)).collect();
-    for (name, n) in coverage.iter_mut() {
-        *n = tally.reached.get(name).copied().unwrap_or(0);
-    }
+    let coverage = coverage(plan, tally);
     let failures = tally
         .failing
         .iter()
         .map(|r| {
             let scenario = &plan.scenarios[r.scenario];
-            Failure {
-                scenario: scenario.name.clone(),
-                seed: r.seed,
-                verdict: r.verdict.class().to_string(),
-                checker: r.verdict.checker().unwrap_or("").to_string(),
-                message: r.verdict.message(),
-                reproducer: None,
-                replay: plan.replay_command(scenario, r.seed),
+            match &r.divergence {
+                Some(divergence) => Failure {
+                    scenario: scenario.name.clone(),
+                    seed: r.seed,
+                    verdict: "nondeterminism".to_string(),
+                    checker: DETERMINISM.to_string(),
+                    message: format!("the seed ran differently when run again: {divergence}"),
+                    reproducer: None,
+                    replay: plan.replay_command_for(&scenario.name, &scenario.name, r.seed, true),
+                },
+                None => Failure {
+                    scenario: scenario.name.clone(),
+                    seed: r.seed,
+                    verdict: r.verdict.class().to_string(),
+                    checker: r.verdict.checker().unwrap_or("").to_string(),
+                    message: r.verdict.message(),
+                    reproducer: None,
+                    replay: plan.replay_command(scenario, r.seed),
+                },
             }
+        })
+        .collect();
+    let scenario_sources = plan
+        .scenarios
+        .iter()
+        .map(|s| ScenarioSource {
+            name: s.name.clone(),
+            file: None,
+            hash: format!("{:016x}", scenario_hash(s)),
+            checkers: plan.checkers.names_for(s).unwrap_or_default(),
         })
         .collect();
     let mut report = SweepReport {
         version: crate::VERSION.to_string(),
+        model_hash: format!("{:016x}", model_hash()),
         scenarios: plan.scenarios.iter().map(|s| s.name.clone()).collect(),
+        scenario_sources,
+        start: plan.start,
+        count: plan.count,
+        shard: plan.shard.map(|(i, n)| format!("{i}/{n}")),
+        strategy: plan.strategy.map(|s| s.label()),
+        merged_shards: Vec::new(),
+        missing_shards: Vec::new(),
         mutant: plan.mutant.map(|m| m.name().to_string()),
         seeds_run: tally.seeds_run,
         violations: 0,
@@ -295,6 +443,8 @@ pub fn report(plan: &SweepPlan, tally: &SweepTally, wall: Duration, stopped_earl
         budget_overruns: 0,
         crashes: 0,
         failures,
+        failures_by_checker: tally.failing_by_checker.clone(),
+        failures_left_out: 0,
         coverage,
         unreached: Vec::new(),
         events: tally.events,

@@ -291,11 +291,7 @@ impl SimTest {
                 reproducer_note,
             })));
         }
-        let mut coverage: BTreeMap<String, u64> =
-            plan.checkers.coverage_names(&plan.scenarios).into_iter().map(|n| (n, 0)).collect();
-        for (name, seeds) in coverage.iter_mut() {
-            *seeds = tally.reached.get(name).copied().unwrap_or(0);
-        }
+        let coverage = sweep::coverage(&plan, &tally);
         // A user's sometimes-property that no seed reached means its invariant was never
         // tested. (Built-in ones are not held to this here: a small seed range of one
         // scenario need not meet every fault; the nightly sweep flags those.)
@@ -350,10 +346,7 @@ pub const SHRINK_BUDGET_IN_TESTS: std::time::Duration = std::time::Duration::fro
 fn save_reproducer(plan: &SweepPlan, failing: &sweep::SeedResult) -> Result<PathBuf, String> {
     use crate::shrinking::{shrink_failure, FailingRun};
     let scenario = plan.scenarios[failing.scenario].clone();
-    let stem = match plan.mutant {
-        Some(m) => format!("{}-seed-{}-{}", scenario.name, failing.seed, m.name()),
-        None => format!("{}-seed-{}", scenario.name, failing.seed),
-    };
+    let stem = crate::reproducer::file_stem(&scenario.name, failing.seed, plan.mutant);
     let run =
         FailingRun::from_seed(scenario, failing.seed, plan.mutant, plan.strategy).with_checkers(plan.checkers.clone());
     let limits = sutra_sim_shrink::Limits { time_budget: SHRINK_BUDGET_IN_TESTS, ..Default::default() };

@@ -143,3 +143,66 @@ fn malformed_scenarios_unknown_keys_and_negative_durations_exit_2_and_write_noth
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn sweep_help_says_what_count_means_under_shard_and_what_save_failures_saves() {
+    let (code, out, _) = sutra_sim(&["sweep", "--help"]);
+    assert_eq!(code, 0);
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("still the size of the whole range, not of this shard"), "{out}");
+    assert!(flat.contains("first one per distinct failing checker"), "{out}");
+    assert!(flat.contains("the first 16 are shrunk"), "{out}");
+}
+
+#[test]
+fn run_sweep_and_shrink_name_a_failing_seed_alike() {
+    let dir = std::env::temp_dir().join(format!("sutra-sim-alike-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let saves = dir.join("saves");
+    let (code, out, _) = sutra_sim(&[
+        "sweep",
+        "--count",
+        "3",
+        "--mutant",
+        "no-release-on-error",
+        "--checker",
+        "exits-release",
+        "--no-shrink",
+        "--save-failures",
+        saves.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let failure = &doc["failures"][0];
+    let seed = failure["seed"].as_u64().unwrap();
+    // The sweep's file and `shrink`'s default output share one name.
+    let saved = std::path::Path::new(failure["reproducer"].as_str().unwrap()).file_name().unwrap().to_owned();
+    assert_eq!(saved.to_str().unwrap(), format!("smoke-seed-{seed}-no-release-on-error.toml"));
+    let out = Command::new(env!("CARGO_BIN_EXE_sutra-sim"))
+        .current_dir(&dir)
+        .args(["shrink", "--scenario", "smoke", "--seed", &seed.to_string(), "--mutant", "no-release-on-error"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(dir.join(&saved).exists(), "{}", String::from_utf8_lossy(&out.stdout));
+    // `run` prints the replay line a sweep prints for the same seed (without a saved file).
+    let (_, swept, _) = sutra_sim(&[
+        "sweep",
+        "--count",
+        "3",
+        "--mutant",
+        "no-release-on-error",
+        "--checker",
+        "exits-release",
+        "--json",
+    ]);
+    let swept: serde_json::Value = serde_json::from_str(&swept).unwrap();
+    let line = swept["failures"][0]["replay"].as_str().unwrap().to_string();
+    let args: Vec<&str> = line.split(' ').skip(1).collect();
+    let (code, out, _) = sutra_sim(&args);
+    assert_eq!(code, 1, "{line}");
+    assert!(out.contains(&format!("replay: {line}\n")), "{line}\n{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -115,7 +115,11 @@ impl Context {
 
     /// Reports an injected fault in the trace. The one way any fault is reported.
     pub fn report(&self, kind: FaultKind, replica: Option<u32>, detail: Duration) {
-        self.emit(ModelEvent::FaultInjected { fault: kind, replica, detail_ms: detail.as_millis() as u64 });
+        self.emit(ModelEvent::FaultInjected {
+            fault: kind,
+            replica,
+            detail_ns: sutra_sim_core::time::duration_nanos(detail),
+        });
     }
 
     /// A fresh execution id.

@@ -13,12 +13,12 @@ use crate::ids::{Code, ExecId, InstanceId, MessageId, OwnerId, ProcessId, Resume
 pub enum Reaction {
     /// The relay was requeued for later redelivery (R4).
     Requeued,
-    /// The timer fire was deferred (R5): refusal number `attempt` (1-based), after `backoff_ms`.
+    /// The timer fire was deferred (R5): refusal number `attempt` (1-based), after `backoff_ns`.
     Deferred {
         /// Refusals of this timer so far, including this one.
         attempt: u32,
         /// The delay until the next fire.
-        backoff_ms: u64,
+        backoff_ns: u64,
     },
     /// The administrative call answered 409 (R6).
     Conflict409,
@@ -118,8 +118,8 @@ pub enum ModelEvent {
     /// The broker took an unacked relay back from its consumer for redelivery: the
     /// consumer died, or its ack never arrived within the ack timeout.
     RelayReclaimed { instance: InstanceId, message: MessageId, process: ProcessId },
-    /// A timer row for `step` was written, due at `due_ms`.
-    TimerScheduled { instance: InstanceId, step: u32, due_ms: u64 },
+    /// A timer row for `step` was written, due at `due_ns`.
+    TimerScheduled { instance: InstanceId, step: u32, due_ns: u64 },
     /// A work item was dispatched to an execution lane.
     Dispatched { instance: InstanceId, exec: ExecId, path: ResumePath, process: ProcessId, lane: u16, misrouted: bool },
     /// An instance parked for a pull worker: a task row was written.
@@ -140,7 +140,7 @@ pub enum ModelEvent {
         process: Option<ProcessId>,
         path: ResumePath,
         previous: Option<OwnerId>,
-        stale_age_ms: Option<u64>,
+        stale_age_ns: Option<u64>,
     },
     /// The store refused the claim: `holder` has it.
     ClaimRefused { instance: InstanceId, exec: ExecId, owner: OwnerId, path: ResumePath, holder: OwnerId },
@@ -180,9 +180,9 @@ pub enum ModelEvent {
     ExecutionEnded { instance: InstanceId, exec: ExecId, exit: Exit },
     /// The sweeper cleared a claim (store truth: its age by the store's clock, the cutoff
     /// it was asked to apply, and whether the caller held the sweep lease).
-    Swept { instance: InstanceId, owner: OwnerId, age_ms: u64, by: ProcessId, lease_held: bool },
+    Swept { instance: InstanceId, owner: OwnerId, age_ns: u64, by: ProcessId, lease_held: bool },
     /// A process took or renewed the sweeper lease.
-    LeaseAcquired { process: ProcessId, until_ms: u64 },
+    LeaseAcquired { process: ProcessId, until_ns: u64 },
     /// An administrative migration was requested on a replica.
     MigrationRequested { instance: InstanceId, exec: ExecId, process: ProcessId, to_lane: u16 },
     /// A replica's binding table now routes `instance` to `lane`.
@@ -197,13 +197,13 @@ pub enum ModelEvent {
     /// A replica came back as a new process.
     ReplicaRestarted { replica: u32, process: ProcessId },
     /// A replica was frozen.
-    ReplicaPaused { replica: u32, process: ProcessId, for_ms: u64 },
+    ReplicaPaused { replica: u32, process: ProcessId, for_ns: u64 },
     /// A frozen replica carried on.
     ReplicaResumed { replica: u32, process: ProcessId },
     /// A replica's clock was set off the store's.
     ClockSkewed { replica: u32, offset_ms: i64 },
     /// A fault was injected (every kind reports here, besides its specific events).
-    FaultInjected { fault: crate::faults::kind::FaultKind, replica: Option<u32>, detail_ms: u64 },
+    FaultInjected { fault: crate::faults::kind::FaultKind, replica: Option<u32>, detail_ns: u64 },
     /// Swarm testing chose which fault kinds are on for this seed.
     SwarmSelected { enabled: Vec<crate::faults::kind::FaultKind> },
     /// The faulty phase ended: no more faults; everything restarts and resumes.
@@ -455,5 +455,18 @@ impl ModelEvent {
             RowWritten { by, .. } => *by,
             _ => None,
         }
+    }
+}
+
+/// A time or span of `ns` nanoseconds as milliseconds for people: `30000ms`, or with the
+/// fraction when there is one (`30000.0004ms`). Events and checkers keep nanoseconds and
+/// compare those; only messages round-trip through this.
+pub fn millis_text(ns: u64) -> String {
+    let (whole, frac) = (ns / 1_000_000, ns % 1_000_000);
+    if frac == 0 {
+        format!("{whole}ms")
+    } else {
+        let digits = format!("{frac:06}");
+        format!("{whole}.{}ms", digits.trim_end_matches('0'))
     }
 }

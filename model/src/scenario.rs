@@ -23,6 +23,21 @@ pub const INSTANCES_MAX: u32 = 10_000;
 pub const STEPS_MAX: u32 = 1_000;
 /// Most pull workers.
 pub const PULL_WORKERS_MAX: u32 = 32;
+/// Longest duration any scenario key may give (one simulated day): far past every
+/// timeout a runtime uses, and short enough that sums and multiples of durations (a run's
+/// time bound, backoff doubling, clock drift) never overflow.
+pub const DURATION_MAX: Duration = Duration::from_secs(24 * 3_600);
+/// Largest relative weight of a step kind.
+pub const WEIGHT_MAX: u32 = 1_000_000;
+/// Largest `run.events_max`.
+pub const EVENTS_MAX: u64 = 100_000_000;
+/// Largest `run.polls_max`.
+pub const POLLS_MAX: u64 = 1_000_000_000;
+/// Largest `run.bounce_threshold`.
+pub const BOUNCE_THRESHOLD_MAX: u32 = 1_000_000;
+/// Largest `faults.clock_skew.drift_ppm_max` (10%: clocks that drift more are broken
+/// hardware, not skew).
+pub const DRIFT_PPM_MAX: u32 = 100_000;
 
 /// One scenario.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -338,8 +353,52 @@ impl Scenario {
         recovery + per_step * w.steps.min(STEPS_MAX)
     }
 
-    /// Refuses impossible scenarios with the reason.
+    /// Every duration of the scenario with its key, for validation.
+    fn durations(&self) -> [(&'static str, Duration); 27] {
+        let (w, t, f) = (&self.workload, &self.timeouts, &self.faults);
+        [
+            ("workload.step_duration_max", w.step_duration_max),
+            ("workload.relay_delay_max", w.relay_delay_max),
+            ("workload.timer_delay_max", w.timer_delay_max),
+            ("workload.pull_work_max", w.pull_work_max),
+            ("timeouts.claim_timeout", t.claim_timeout),
+            ("timeouts.sweep_interval", t.sweep_interval),
+            ("timeouts.lease_duration", t.lease_duration),
+            ("timeouts.timer_poll_interval", t.timer_poll_interval),
+            ("timeouts.timer_fire_lease", t.timer_fire_lease),
+            ("timeouts.timer_backoff_base", t.timer_backoff_base),
+            ("timeouts.timer_backoff_max", t.timer_backoff_max),
+            ("timeouts.requeue_delay", t.requeue_delay),
+            ("timeouts.store_latency_max", t.store_latency_max),
+            ("timeouts.task_lock_duration", t.task_lock_duration),
+            ("timeouts.broker_liveness_interval", t.broker_liveness_interval),
+            ("faults.tick", f.tick),
+            ("faults.replica_crash.restart_delay_max", f.replica_crash.restart_delay_max),
+            ("faults.process_pause.pause_max", f.process_pause.pause_max),
+            ("faults.clock_skew.offset_max", f.clock_skew.offset_max),
+            ("faults.clock_skew.step_max", f.clock_skew.step_max),
+            ("faults.broker.delay_max", f.broker.delay_max),
+            ("faults.store.latency_spike_max", f.store.latency_spike_max),
+            ("faults.store.unavailable_max", f.store.unavailable_max),
+            ("faults.timer_jitter.late_max", f.timer_jitter.late_max),
+            ("phases.heal_at", self.phases.heal_at),
+            ("run.sim_time_max", self.run.sim_time_max),
+            ("run.stall_bound", self.run.stall_bound),
+        ]
+    }
+
+    /// Refuses impossible scenarios with the reason: every rule a scenario must satisfy, including the documented upper bound of
+    /// every numeric key ([`DURATION_MAX`], [`WEIGHT_MAX`], [`EVENTS_MAX`], [`POLLS_MAX`],
+    /// [`BOUNCE_THRESHOLD_MAX`], [`DRIFT_PPM_MAX`] and the topology limits); errors name the key.
     pub fn validate(&self) -> Result<(), String> {
+        // The name becomes part of file names (saved reproducers) and command lines
+        // (replay lines), so it is an identifier: no path separators, dots or spaces.
+        if !is_identifier(&self.name) {
+            return Err(format!(
+                "name {:?} is not a scenario name: it must match [a-z0-9][a-z0-9-]* (it names files and is typed on command lines)",
+                self.name
+            ));
+        }
         let t = &self.topology;
         let w = &self.workload;
         let between = |what: &str, v: u32, lo: u32, hi: u32| {
@@ -355,6 +414,29 @@ impl Scenario {
         between("topology.prefetch", t.prefetch, 1, 1_000)?;
         between("workload.instances", w.instances, 1, INSTANCES_MAX)?;
         between("workload.steps", w.steps, 1, STEPS_MAX)?;
+        between("workload.relay_weight", w.relay_weight, 0, WEIGHT_MAX)?;
+        between("workload.timer_weight", w.timer_weight, 0, WEIGHT_MAX)?;
+        between("workload.pull_weight", w.pull_weight, 0, WEIGHT_MAX)?;
+        between("run.bounce_threshold", self.run.bounce_threshold, 0, BOUNCE_THRESHOLD_MAX)?;
+        between("faults.clock_skew.drift_ppm_max", self.faults.clock_skew.drift_ppm_max, 0, DRIFT_PPM_MAX)?;
+        for (key, v, hi) in
+            [("run.events_max", self.run.events_max, EVENTS_MAX), ("run.polls_max", self.run.polls_max, POLLS_MAX)]
+        {
+            if v > hi {
+                return Err(format!("{key} = {v} is more than {hi}"));
+            }
+        }
+        // Every duration is bounded, so that no arithmetic on them overflows (it would
+        // wrap in release and panic in debug).
+        for (key, d) in self.durations() {
+            if d > DURATION_MAX {
+                return Err(format!(
+                    "{key} = {} is more than {}, the longest duration a scenario may give",
+                    format_duration(d),
+                    format_duration(DURATION_MAX)
+                ));
+            }
+        }
         if w.relay_weight + w.timer_weight + w.pull_weight == 0 {
             return Err("workload: relay_weight, timer_weight and pull_weight are all 0".into());
         }
@@ -411,13 +493,28 @@ impl Scenario {
     }
 }
 
+/// True if `name` matches `[a-z0-9][a-z0-9-]*`.
+pub fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
 /// Turns a TOML error into one line naming the file, the line and the key.
 fn describe_toml_error(text: &str, origin: &str, error: &toml::de::Error) -> String {
     let line = error.span().map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
     let message = error.message().trim().replace('\n', " ");
-    match line {
-        Some(line) => format!("{origin}:{line}: {message}"),
-        None => format!("{origin}: {message}"),
+    // The key of the offending line, when it has one: a value out of its type's range
+    // ("expected u32") would otherwise not say which key it is.
+    let key = line
+        .and_then(|l| text.lines().nth(l - 1))
+        .and_then(|l| l.split_once('='))
+        .map(|(k, _)| k.trim())
+        .filter(|k| !k.is_empty() && !message.contains(*k));
+    match (line, key) {
+        (Some(line), Some(key)) => format!("{origin}:{line}: {key}: {message}"),
+        (Some(line), None) => format!("{origin}:{line}: {message}"),
+        (None, _) => format!("{origin}: {message}"),
     }
 }
 
@@ -457,6 +554,18 @@ mod tests {
             .unwrap_err()
             .0;
         assert!(err.contains("topology.replicas"), "{err}");
+    }
+
+    #[test]
+    fn a_name_that_is_not_an_identifier_is_refused() {
+        for bad in ["", "../../x", "Smoke", "-x", "a b", "a/b", "a.b", "smoke\n"] {
+            let mut s = Scenario::built_in("smoke").unwrap();
+            s.name = bad.to_string();
+            assert!(s.validate().unwrap_err().contains("is not a scenario name"), "{bad:?}");
+        }
+        for good in ["smoke", "0", "a-b-9"] {
+            assert!(is_identifier(good), "{good}");
+        }
     }
 
     #[test]

@@ -285,7 +285,7 @@ impl Store {
                         process,
                         path,
                         previous,
-                        stale_age_ms: stale.then_some(age.as_millis() as u64),
+                        stale_age_ns: stale.then_some(sutra_sim_core::time::duration_nanos(age)),
                     });
                     self.tracer.emit(ModelEvent::RowWritten {
                         instance,
@@ -387,7 +387,7 @@ impl Store {
                     Some(Trigger::Timer) => self.tracer.emit(ModelEvent::TimerScheduled {
                         instance,
                         step: version as u32 + 1,
-                        due_ms: now.add(timer_delay).as_millis(),
+                        due_ns: now.add(timer_delay).as_nanos(),
                     }),
                     Some(Trigger::Pull) => {
                         self.tracer.emit(ModelEvent::TaskParked { instance, step: version as u32 + 1 })
@@ -469,7 +469,7 @@ impl Store {
         };
         // Renewals are not news; a new holder (or a lapsed one taking it back) is.
         if fresh {
-            self.tracer.emit(ModelEvent::LeaseAcquired { process, until_ms: until.as_millis() });
+            self.tracer.emit(ModelEvent::LeaseAcquired { process, until_ns: until.as_nanos() });
         }
         self.latency().await;
         held
@@ -501,7 +501,8 @@ impl Store {
                     };
                     if old_enough && filter.is_none_or(|f| f(owner)) {
                         row.owner = None;
-                        let age = now.since(row.claimed_at).as_millis() as u64;
+                        // Full precision: the checker compares it with the timeout.
+                        let age = sutra_sim_core::time::duration_nanos(now.since(row.claimed_at));
                         cleared.push((InstanceId(i as u32), owner, age, row.version, row.parked, lease_held));
                     }
                 }
@@ -510,8 +511,8 @@ impl Store {
                 s.debug_assert_rows(instance, now);
             }
         }
-        for &(instance, owner, age_ms, version, parked, lease_held) in &cleared {
-            self.tracer.emit(ModelEvent::Swept { instance, owner, age_ms, by, lease_held });
+        for &(instance, owner, age_ns, version, parked, lease_held) in &cleared {
+            self.tracer.emit(ModelEvent::Swept { instance, owner, age_ns, by, lease_held });
             self.tracer.emit(ModelEvent::RowWritten {
                 instance,
                 write: WriteKind::Sweep,

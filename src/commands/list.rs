@@ -30,24 +30,36 @@ pub fn list(what: &str, json: bool) -> Outcome {
         println!("{}", serde_json::to_string_pretty(&rows).expect("lists serialise"));
         return Ok(ExitCode::SUCCESS);
     }
-    for row in &rows {
-        let name = row["name"].as_str().unwrap_or("");
-        let detail = match what {
-            "checkers" => format!(
-                "{:<10} {:<28} {}",
-                row["kind"].as_str().unwrap_or(""),
-                rules_text(&row["rules"]),
-                row["description"].as_str().unwrap_or("")
-            ),
-            "mutants" => format!(
-                "breaks {:<8} caught by {:<22} {}",
-                row["rules"].as_str().unwrap_or(""),
-                row["caught_by"].as_str().unwrap_or(""),
-                row["description"].as_str().unwrap_or("")
-            ),
-            _ => row["description"].as_str().unwrap_or("").to_string(),
-        };
-        println!("{name:<38} {detail}");
+    // Columns as wide as their widest cell, so no column runs into the next.
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| {
+            let text = |key: &str| row[key].as_str().unwrap_or("").to_string();
+            match what {
+                "checkers" => vec![text("name"), text("kind"), rules_text(&row["rules"]), text("description")],
+                "mutants" => vec![
+                    text("name"),
+                    format!("breaks {}", text("rules")),
+                    format!("caught by {}", text("caught_by")),
+                    text("description"),
+                ],
+                _ => vec![text("name"), text("description")],
+            }
+        })
+        .collect();
+    let columns = cells.first().map_or(0, Vec::len);
+    let widths: Vec<usize> =
+        (0..columns).map(|c| cells.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    for row in &cells {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            if c + 1 == columns {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:<width$}  ", width = widths[c]));
+            }
+        }
+        println!("{}", line.trim_end());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -8,6 +8,10 @@ use sutra_sim::report::SweepReport;
 use super::*;
 
 pub fn merge(paths: &[PathBuf], output: &PathBuf) -> Outcome {
+    check_outputs(&[("-o", Some(output))])?;
+    if let Some(input) = paths.iter().find(|p| sutra_sim::files::same_file(p, output)) {
+        return Err(Usage(format!("-o {} is one of the reports to merge: write the merge elsewhere", input.display())));
+    }
     let mut reports = Vec::new();
     for p in paths {
         let text = std::fs::read_to_string(p).map_err(|e| Usage(format!("cannot read {}: {e}", p.display())))?;
@@ -18,5 +22,6 @@ pub fn merge(paths: &[PathBuf], output: &PathBuf) -> Outcome {
     let merged = SweepReport::merge(&reports).map_err(Usage)?;
     write_report_files(&merged, Some(output), None)?;
     print!("{}", merged.summary());
-    Ok(if merged.violations == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    // A merge with shards missing is not green: exit 1, like a failure, so CI notices.
+    Ok(if merged.violations == 0 && merged.missing_shards.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

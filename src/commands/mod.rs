@@ -8,12 +8,13 @@ pub mod mutants;
 pub mod replay;
 pub mod run;
 pub mod shrink;
+pub mod signals;
 pub mod sweep;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use sutra_sim::files::write_atomically;
+use sutra_sim::files::{check_writable, same_file, write_atomically};
 use sutra_sim::report::SweepReport;
 
 use sutra_sim_core::{StrategyConfig, Verdict};
@@ -53,15 +54,18 @@ pub fn exit_for(verdict: &Verdict) -> ExitCode {
     }
 }
 
-pub fn replay_command(scenario: &str, seed: u64, mutant: Option<Mutant>, strategy: Option<StrategyConfig>) -> String {
-    let mut cmd = format!("sutra-sim run --scenario {scenario} --seed {seed}");
-    if let Some(m) = mutant {
-        cmd.push_str(&format!(" --mutant {}", m.name()));
+/// Checks every output file a command was given, before it does any work: each must be
+/// writable ([`check_writable`]) and no two may be the same file. `outputs` pairs each
+/// option's name with its value.
+pub fn check_outputs(outputs: &[(&str, Option<&PathBuf>)]) -> Result<(), Usage> {
+    let given: Vec<(&str, &PathBuf)> = outputs.iter().filter_map(|(flag, p)| p.map(|p| (*flag, p))).collect();
+    for (i, (flag, path)) in given.iter().enumerate() {
+        check_writable(path).map_err(|e| Usage(format!("{flag} {e}")))?;
+        if let Some((other, _)) = given[..i].iter().find(|(_, p)| same_file(p, path)) {
+            return Err(Usage(format!("{other} and {flag} name the same file {}: give each its own", path.display())));
+        }
     }
-    if let Some(s) = strategy {
-        cmd.push_str(&format!(" --strategy {}", s.label()));
-    }
-    cmd
+    Ok(())
 }
 
 /// Writes a sweep report as JSON and/or JUnit XML, atomically.

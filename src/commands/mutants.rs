@@ -19,6 +19,7 @@ pub fn mutants(scenario_arg: &str, count: u64, jobs: usize, report_path: Option<
     if count == 0 {
         return Err(Usage("--count must be at least 1".into()));
     }
+    check_outputs(&[("--report", report_path.as_ref())])?;
     let mut rows = Vec::new();
     let mut all_killed = true;
     for info in MUTANTS.iter() {

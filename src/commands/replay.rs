@@ -11,14 +11,15 @@ use std::path::PathBuf;
 use serde_json::json;
 use sutra_sim::plugin::CheckerSet;
 use sutra_sim::replay::{replay as replay_reproducer, Reproduction};
+use sutra_sim::replay::{replay_file_command as replay_command, run_command};
 use sutra_sim::reproducer::Reproducer;
-use sutra_sim::save_failures::replay_command;
 use sutra_sim::story;
 
 use super::*;
 
 pub fn replay(file: &std::path::Path, trace: bool, perfetto: Option<PathBuf>, log: bool, json: bool) -> Outcome {
     let reproducer = Reproducer::load(file).map_err(|e| Usage(e.0))?;
+    check_outputs(&[("--perfetto", perfetto.as_ref())])?;
     let replayed = logged(log, || replay_reproducer(&reproducer, &CheckerSet::built_in(), true))?.map_err(|e| {
         Usage(format!(
             "{}: {e} (a reproducer of your own checkers replays in your program: sutra_sim::replay)",
@@ -83,7 +84,7 @@ pub fn replay(file: &std::path::Path, trace: bool, perfetto: Option<PathBuf>, lo
             Reproduction::Reproduced => println!("REPRODUCED: {}", out.verdict),
             Reproduction::Stale { differences, fallback } => {
                 println!(
-                    "STALE: the tape no longer gives the recorded run (recorded by sutra-sim {}; the model or a checker changed since):",
+                    "STALE: the tape no longer gives the recorded run (recorded by sutra-sim {}; the model, a checker or the file's scenario changed since):",
                     reproducer.framework
                 );
                 for d in differences {
@@ -115,19 +116,13 @@ pub fn replay(file: &std::path::Path, trace: bool, perfetto: Option<PathBuf>, lo
 }
 
 /// The `run` command that reruns the reproducer's seed, when its scenario is a built-in
-/// one with that name; otherwise a description.
+/// one with that name; otherwise a description (the scenario exists only in the file).
 fn seed_command(r: &Reproducer) -> String {
     let scenario = r.seed_scenario();
     let built_in = sutra_sim_model::Scenario::built_in(&scenario.name).ok().as_ref() == Some(scenario);
-    let target = if built_in { scenario.name.clone() } else { format!("<the {} scenario in the file>", scenario.name) };
-    replay_command_for_seed(&target, r)
-}
-
-fn replay_command_for_seed(scenario: &str, r: &Reproducer) -> String {
-    let mut cmd = format!("sutra-sim run --scenario {scenario} --seed {}", r.seed);
-    if let Some(m) = r.mutant {
-        cmd.push_str(&format!(" --mutant {}", m.name()));
+    if built_in {
+        run_command(&scenario.name, r.seed, r.mutant, Some(r.strategy))
+    } else {
+        format!("seed {} in the file's own {} scenario", r.seed, scenario.name)
     }
-    cmd.push_str(&format!(" --strategy {}", r.strategy.label()));
-    cmd
 }

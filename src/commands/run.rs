@@ -39,6 +39,10 @@ pub struct RunArgs {
     /// `RUST_LOG` (default `debug`, all of it).
     #[arg(long)]
     pub log: bool,
+    /// Run the seed twice more and fail (exit 1) if the runs differ, naming the first
+    /// divergent event.
+    #[arg(long)]
+    pub check_determinism: bool,
     /// Print one JSON document.
     #[arg(long)]
     pub json: bool,
@@ -55,23 +59,39 @@ pub fn run(args: RunArgs) -> Outcome {
         checker: only,
         skip_checker: skip,
         log,
+        check_determinism,
         json,
     } = args;
     let scenario_arg = scenario_arg.as_str();
     let scenario = scenario_arg::resolve_one(scenario_arg).map_err(|e| Usage(e.0))?;
+    check_outputs(&[("--perfetto", perfetto.as_ref())])?;
     let checkers = CheckerSet::built_in().only(only).and_then(|c| c.skip(skip)).map_err(|e| Usage(e.0))?;
     let judges = checkers.build_for(&scenario).map_err(|e| Usage(e.0))?;
     let mutant = parse_mutant(mutant)?;
     let strategy = parse_strategy(strategy)?;
     let options = RunOptions { entropy: EntropyMode::Seed(seed), strategy, mutant, keep_trace: perfetto.is_some() };
     let out = logged(log, || sutra_sim_model::run_with(&scenario, &options, judges))?;
+    // Twice more, each with fresh checkers and a fresh world: the first event where the two
+    // runs part is where a wall clock, a HashMap's order or a static leaked in.
+    let divergence = if check_determinism {
+        sutra_sim::determinism::check(&checkers, &scenario, &options).map_err(|e| Usage(e.0))?.err()
+    } else {
+        None
+    };
     if let Some(path) = &perfetto {
         let title = format!("{} seed {seed}", scenario.name);
         sutra_sim::perfetto::write(&out, scenario.topology.lanes, &title, path)
             .map_err(|e| Usage(format!("cannot write {}: {e}", path.display())))?;
     }
-    let replay =
-        checkers.replay_command(&replay_command(scenario_arg, seed, mutant, strategy), &scenario.name, seed, mutant);
+    let mut replay = checkers.replay_command(
+        &sutra_sim::replay::run_command(scenario_arg, seed, mutant, strategy),
+        &scenario.name,
+        seed,
+        mutant,
+    );
+    if divergence.is_some() {
+        replay.push_str(" --check-determinism");
+    }
     if json {
         let mut doc = outcome_json(&out);
         let extra = json!({
@@ -82,6 +102,12 @@ pub fn run(args: RunArgs) -> Outcome {
             "tape_len": out.tape.len(),
             "replay": replay,
         });
+        if check_determinism {
+            doc.insert(
+                "determinism".into(),
+                json!({"same": divergence.is_none(), "divergence": divergence.as_ref().map(|d| d.to_string())}),
+            );
+        }
         if let serde_json::Value::Object(extra) = extra {
             doc.extend(extra);
         }
@@ -95,9 +121,14 @@ pub fn run(args: RunArgs) -> Outcome {
             out.sim_time,
             out.tape.len()
         );
-        if !out.verdict.is_pass() {
+        match (&divergence, check_determinism) {
+            (Some(d), _) => println!("NONDETERMINISM: the seed ran differently when run again: {d}"),
+            (None, true) => println!("determinism: the seed ran the same twice more"),
+            (None, false) => {}
+        }
+        if !out.verdict.is_pass() || divergence.is_some() {
             println!("replay: {replay}");
         }
     }
-    Ok(exit_for(&out.verdict))
+    Ok(if divergence.is_some() { ExitCode::from(1) } else { exit_for(&out.verdict) })
 }

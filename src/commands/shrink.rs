@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 use sutra_sim::plugin::CheckerSet;
 use sutra_sim::replay::replay;
+use sutra_sim::replay::replay_file_command as replay_command;
 use sutra_sim::reproducer::Reproducer;
-use sutra_sim::save_failures::replay_command;
 use sutra_sim::scenario_arg;
 use sutra_sim::shrinking::{shrink_failure, FailingRun};
 use sutra_sim_core::parse_duration;
@@ -32,6 +32,7 @@ pub fn shrink(a: ShrinkArgs) -> Outcome {
     if let Some(text) = &a.time_budget {
         limits.time_budget = parse_duration(text).map_err(|e| Usage(format!("--time-budget: {e}")))?;
     }
+    check_outputs(&[("-o", a.output.as_ref())])?;
     let (run, default_output) = match (&a.file, &a.scenario, a.seed) {
         (Some(file), None, None) => {
             if a.mutant.is_some() {
@@ -54,10 +55,7 @@ pub fn shrink(a: ShrinkArgs) -> Outcome {
         (None, Some(scenario), Some(seed)) => {
             let resolved = scenario_arg::resolve_one(scenario).map_err(|e| Usage(e.0))?;
             let mutant = parse_mutant(a.mutant.clone())?;
-            let stem = match mutant {
-                Some(m) => format!("{}-seed-{seed}-{}", resolved.name, m.name()),
-                None => format!("{}-seed-{seed}", resolved.name),
-            };
+            let stem = sutra_sim::reproducer::file_stem(&resolved.name, seed, mutant);
             (FailingRun::from_seed(resolved, seed, mutant, None), PathBuf::from(format!("{stem}.toml")))
         }
         _ => return Err(Usage("shrink takes a reproducer FILE, or --scenario S --seed N [--mutant M]".into())),

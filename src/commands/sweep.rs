@@ -3,9 +3,9 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
+use sutra_sim::files::check_directory_writable;
 use sutra_sim::plugin::CheckerSet;
 use sutra_sim::save_failures::{save_failures, SaveFailures};
 use sutra_sim::scenario_arg;
@@ -20,16 +20,25 @@ pub struct SweepArgs {
     /// Built-in scenario name, a scenario file, or `all`.
     #[arg(long, default_value = "smoke")]
     pub scenario: String,
-    /// Seeds per scenario.
+    /// Size of the seed range from --start; every scenario runs each seed of it. Under
+    /// --shard I/N it is still the size of the whole range, not of this shard: each shard
+    /// runs about count/N of its seeds, and N shards given the same --count cover it.
     #[arg(long, default_value_t = 1000)]
     pub count: u64,
     /// First seed.
     #[arg(long, default_value_t = 0)]
     pub start: u64,
-    /// Worker threads (results are identical for any number).
-    #[arg(long, default_value_t = 1)]
-    pub jobs: usize,
-    /// Take every N-th seed starting at I: `I/N`.
+    /// Worker threads; by default the available cores (results are identical for any
+    /// number).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Re-run this share of the seeds (`1%`, `0.01`) and fail any that runs differently
+    /// the second time, naming the first divergent event: a check that the model and the
+    /// checkers are deterministic. Off by default.
+    #[arg(long, value_name = "RATE")]
+    pub check_determinism: Option<String>,
+    /// Run one shard of the range: `I/N` takes every N-th seed, starting at offset I
+    /// (0 <= I < N); `merge` joins the N shard reports.
     #[arg(long)]
     pub shard: Option<String>,
     /// Switch on a known-bad variant of the model.
@@ -47,9 +56,14 @@ pub struct SweepArgs {
     /// Write JUnit XML here.
     #[arg(long)]
     pub junit: Option<PathBuf>,
-    /// Save a reproducer per failure in this directory.
+    /// Save reproducers of failures in this directory: at most --save-failures-max files,
+    /// first one per distinct failing checker, then the rest in report order; the first 16
+    /// are shrunk (each within 10 s and the sweep's --time-budget), the others saved as run.
     #[arg(long)]
     pub save_failures: Option<PathBuf>,
+    /// Most reproducers --save-failures writes.
+    #[arg(long, default_value_t = sutra_sim::save_failures::SAVED_FAILURES_DEFAULT)]
+    pub save_failures_max: usize,
     /// Do not shrink failures before saving them.
     #[arg(long)]
     pub no_shrink: bool,
@@ -87,39 +101,48 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
     if a.count == 0 || a.count > sweep::SEEDS_MAX {
         return Err(Usage(format!("--count must be between 1 and {}", sweep::SEEDS_MAX)));
     }
-    if a.jobs == 0 || a.jobs > sweep::JOBS_MAX {
+    if a.start.checked_add(a.count - 1).is_none() {
+        return Err(Usage(format!(
+            "--start {} with --count {} runs past the last seed {}: the range would wrap to seed 0",
+            a.start,
+            a.count,
+            u64::MAX
+        )));
+    }
+    let jobs = a.jobs.unwrap_or_else(default_jobs);
+    if jobs == 0 || jobs > sweep::JOBS_MAX {
         return Err(Usage(format!("--jobs must be between 1 and {}", sweep::JOBS_MAX)));
     }
-    if let Some(dir) = a.save_failures.as_ref().filter(|d| d.exists() && !d.is_dir()) {
-        return Err(Usage(format!("--save-failures {}: not a directory", dir.display())));
+    let recheck_ppm = a
+        .check_determinism
+        .as_deref()
+        .map(sutra_sim::determinism::parse_rate)
+        .transpose()
+        .map_err(|e| Usage(format!("--check-determinism: {e}")))?
+        .unwrap_or(0);
+    // Every output is checked before the first seed: a bad path found at the end would
+    // throw the whole sweep away.
+    check_outputs(&[("--report", a.report.as_ref()), ("--junit", a.junit.as_ref())])?;
+    if let Some(dir) = &a.save_failures {
+        check_directory_writable(dir).map_err(|e| Usage(format!("--save-failures {e}")))?;
     }
-    let plan = SweepPlan {
-        scenarios,
-        start: a.start,
-        count: a.count,
-        shard,
-        mutant,
-        strategy,
-        jobs: a.jobs,
-        time_budget,
-        checkers,
-    };
+    let plan =
+        SweepPlan { scenarios, start: a.start, count: a.count, shard, mutant, strategy, jobs, time_budget, checkers };
     let total = plan.item_count();
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::new(total);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} seeds, {per_sec}, {msg}, eta {eta}")
-                .expect("a valid template"),
-        );
-        bar
-    });
+    if total == 0 {
+        return Err(Usage(format!(
+            "--shard {} of --count {} leaves no seed to run",
+            a.shard.as_deref().unwrap_or(""),
+            a.count
+        )));
+    }
+    let bar = std::io::stderr().is_terminal().then(|| progress_bar(total));
     // SIGINT or SIGTERM stops taking new seeds; the seeds in flight finish and the report
-    // and every failure found so far are still written.
-    static STOP: AtomicBool = AtomicBool::new(false);
-    let _ = ctrlc::set_handler(|| STOP.store(true, std::sync::atomic::Ordering::Relaxed));
-    let stop = &STOP;
+    // and the failures found so far are still written. A second one ends the process.
+    signals::install();
+    let stop = &signals::STOP;
     let started = Instant::now();
-    let (tally, early) = sweep::run(&plan, stop, &|done, failing| {
+    let (tally, early) = sweep::run_checked(&plan, recheck_ppm, stop, &|done, failing| {
         if let Some(bar) = &bar {
             bar.set_position(done);
             bar.set_message(format!("{failing} failing"));
@@ -129,15 +152,114 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
         bar.finish_and_clear();
     }
     let mut report = sweep::report(&plan, &tally, started.elapsed(), early);
-    if let Some(dir) = &a.save_failures {
-        let options = SaveFailures { dir: dir.clone(), shrink: !a.no_shrink, jobs: a.jobs };
-        save_failures(&plan, &mut report, &options, stop).map_err(Usage)?;
+    // A scenario from a file is named by its file: in the report, and in every replay line
+    // (a built-in scenario of the same name is another scenario).
+    if let Some(file) = scenario_arg::file_of(&a.scenario) {
+        for source in &mut report.scenario_sources {
+            source.file = Some(file.to_string());
+        }
+        for failure in &mut report.failures {
+            let determinism = failure.checker == sweep::DETERMINISM;
+            failure.replay = plan.replay_command_for(file, &failure.scenario, failure.seed, determinism);
+        }
     }
-    write_report_files(&report, a.report.as_ref(), a.junit.as_ref())?;
+    if report.seeds_run == 0 && signals::interrupted_exit_code().is_none() {
+        return Err(Usage(format!(
+            "no seed ran (the time budget of {} ran out first): nothing was checked, and nothing written",
+            a.time_budget.as_deref().unwrap_or("?")
+        )));
+    }
+    // The JSON report first, whatever happens next: shrinking and saving take long, and a
+    // second Ctrl-C or a full disk must not lose what the sweep found.
+    let mut lost = Vec::new();
+    let mut keep = |result: Result<(), Usage>| {
+        if let Err(Usage(e)) = result {
+            eprintln!("error: {e}");
+            lost.push(e);
+        }
+    };
+    keep(write_report_files(&report, a.report.as_ref(), None));
+    if let Some(dir) = &a.save_failures {
+        let options = SaveFailures {
+            dir: dir.clone(),
+            shrink: !a.no_shrink,
+            jobs,
+            max: a.save_failures_max,
+            deadline: time_budget.map(|b| started + b),
+        };
+        match save_failures(&plan, &mut report, &options, stop) {
+            Ok(errors) => errors.0.into_iter().for_each(|e| keep(Err(Usage(e)))),
+            Err(e) => keep(Err(Usage(e))),
+        }
+        // Again, now naming the saved files.
+        keep(write_report_files(&report, a.report.as_ref(), None));
+    }
+    keep(write_report_files(&report, None, a.junit.as_ref()));
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report).expect("reports serialise"));
     } else {
         print!("{}", report.summary());
     }
-    Ok(if report.violations == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if !lost.is_empty() {
+        ExitCode::from(2)
+    } else if report.violations > 0 {
+        ExitCode::from(1)
+    } else if let Some(code) = signals::interrupted_exit_code() {
+        ExitCode::from(code)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Worker threads when `--jobs` is not given: the available cores (results are the same
+/// for any number, so a core left idle is only time lost).
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).min(sweep::JOBS_MAX)
+}
+
+/// The progress bar of a sweep on a terminal: seeds done, the rate as a whole number of
+/// seeds per second, failures so far (from the start: "0 failing"), and the time left.
+fn progress_bar(total: u64) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} seeds, {rate}, {msg}, eta {eta}")
+            .expect("a valid template")
+            .with_key("rate", |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{}", rate_text(state.per_sec()));
+            }),
+    );
+    bar.set_message("0 failing");
+    bar
+}
+
+/// A rate as people read it: `2,746 seeds/s`.
+pub fn rate_text(per_second: f64) -> String {
+    let whole = if per_second.is_finite() && per_second > 0.0 { per_second.round() as u64 } else { 0 };
+    let digits = whole.to_string();
+    let mut grouped = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    format!("{grouped} seeds/s")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rate_is_a_whole_number_of_seeds_per_second_in_groups_of_three() {
+        assert_eq!(rate_text(2_745.664_3), "2,746 seeds/s");
+        assert_eq!(rate_text(0.4), "0 seeds/s");
+        assert_eq!(rate_text(1_234_567.0), "1,234,567 seeds/s");
+        assert_eq!(rate_text(f64::NAN), "0 seeds/s");
+    }
+
+    #[test]
+    fn jobs_default_to_the_available_cores() {
+        assert_eq!(default_jobs(), std::thread::available_parallelism().unwrap().get().min(sweep::JOBS_MAX));
+    }
 }

@@ -270,7 +270,7 @@ mod tests {
             process: Some(p),
             path: ResumePath::Relay,
             previous: None,
-            stale_age_ms: None,
+            stale_age_ns: None,
         };
         let refusal = |path, reaction| E::Refusal { instance: i, exec: e, path, code: Code::ResumeClaimHeld, reaction };
         let dispatched =
@@ -278,13 +278,13 @@ mod tests {
         match situation {
             Situation::RelayRefused => vec![refusal(ResumePath::Relay, Reaction::Requeued)],
             Situation::TimerDeferred => {
-                vec![refusal(ResumePath::Timer, Reaction::Deferred { attempt: 1, backoff_ms: 100 })]
+                vec![refusal(ResumePath::Timer, Reaction::Deferred { attempt: 1, backoff_ns: 100_000_000 })]
             }
             Situation::Admin409 => vec![refusal(ResumePath::Migration, Reaction::Conflict409)],
             Situation::SweepClearedDeadOwner => vec![
                 grant,
                 E::ReplicaCrashed { replica: 0, process: p },
-                E::Swept { instance: i, owner, age_ms: 31_000, by: ProcessId(2), lease_held: true },
+                E::Swept { instance: i, owner, age_ns: 31_000_000_000, by: ProcessId(2), lease_held: true },
             ],
             Situation::SlowOwnerCommitRejected => vec![E::CommitRejected { instance: i, exec: e, owner, holder: None }],
             Situation::MisroutedWorkBounced => vec![
@@ -302,7 +302,7 @@ mod tests {
                 redelivery: true,
                 duplicate: false,
             }],
-            Situation::Fault(fault) => vec![E::FaultInjected { fault, replica: None, detail_ms: 0 }],
+            Situation::Fault(fault) => vec![E::FaultInjected { fault, replica: None, detail_ns: 0 }],
         }
         .into_iter()
         .chain([E::ExecutionEnded { instance: i, exec: e, exit: Exit::Committed }])
@@ -332,10 +332,15 @@ mod tests {
             process: Some(ProcessId(3)),
             path: ResumePath::Relay,
             previous: None,
-            stale_age_ms: None,
+            stale_age_ns: None,
         };
-        let swept =
-            ModelEvent::Swept { instance: InstanceId(0), owner, age_ms: 31_000, by: ProcessId(1), lease_held: true };
+        let swept = ModelEvent::Swept {
+            instance: InstanceId(0),
+            owner,
+            age_ns: 31_000_000_000,
+            by: ProcessId(1),
+            lease_held: true,
+        };
         let crash = ModelEvent::ReplicaCrashed { replica: 2, process: ProcessId(3) };
         let mut c = Coverage::new(Situation::SweepClearedDeadOwner, "x");
         assert_eq!(feed(&mut c, vec![(1, grant.clone()), (2, crash), (3, swept.clone())]), Check::Reached);

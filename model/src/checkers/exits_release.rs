@@ -89,7 +89,7 @@ mod tests {
             process: Some(ProcessId(1)),
             path: ResumePath::Relay,
             previous: None,
-            stale_age_ms: None,
+            stale_age_ns: None,
         }
     }
 

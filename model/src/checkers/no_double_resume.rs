@@ -130,7 +130,7 @@ mod tests {
             process: Some(ProcessId(1)),
             path: ResumePath::Relay,
             previous,
-            stale_age_ms: None,
+            stale_age_ns: None,
         }
     }
 

@@ -99,7 +99,7 @@ mod tests {
             process: Some(ProcessId(1)),
             path: crate::ids::ResumePath::Relay,
             previous: None,
-            stale_age_ms: None,
+            stale_age_ns: None,
         };
         assert!(fails(&feed(&mut ParkedHoldsNoClaim::default(), vec![(1, parked(None)), (2, again)])));
     }

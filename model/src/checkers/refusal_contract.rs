@@ -83,13 +83,14 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
                 let ok = match (path, reaction) {
                     (ResumePath::Relay | ResumePath::PullCompletion, Reaction::Requeued) => true,
                     (ResumePath::Migration, Reaction::Conflict409) => true,
-                    (ResumePath::Timer, Reaction::Deferred { attempt, backoff_ms }) => {
+                    (ResumePath::Timer, Reaction::Deferred { attempt, backoff_ns }) => {
                         let least = least_backoff(t.timer_backoff_base, t.timer_backoff_max, (*attempt).max(1));
-                        if u128::from(*backoff_ms) < least.as_millis() {
+                        if u128::from(*backoff_ns) < least.as_nanos() {
                             return Check::Fail(format!(
-                                "timer fire of instance {} refused {attempt} time(s) was deferred by {backoff_ms}ms, below the backoff {}ms (R5)",
+                                "timer fire of instance {} refused {attempt} time(s) was deferred by {}, below the backoff {} (R5)",
                                 instance.0,
-                                least.as_millis()
+                                crate::event::millis_text(*backoff_ns),
+                                crate::event::millis_text(sutra_sim_core::time::duration_nanos(least))
                             ));
                         }
                         true
@@ -176,7 +177,7 @@ mod tests {
     fn fires_on_a_deferral_without_backoff() {
         let h = vec![
             (1, refused(ResumePath::Timer)),
-            (2, reaction(ResumePath::Timer, Code::ResumeClaimHeld, Reaction::Deferred { attempt: 3, backoff_ms: 0 })),
+            (2, reaction(ResumePath::Timer, Code::ResumeClaimHeld, Reaction::Deferred { attempt: 3, backoff_ns: 0 })),
         ];
         assert!(fails(&feed(&mut RefusalContract::default(), h)));
     }
@@ -200,7 +201,7 @@ mod tests {
     fn accepts_the_three_right_reactions() {
         for (path, code, r) in [
             (ResumePath::Relay, Code::ResumeClaimHeld, Reaction::Requeued),
-            (ResumePath::Timer, Code::ResumeClaimHeld, Reaction::Deferred { attempt: 2, backoff_ms: 200 }),
+            (ResumePath::Timer, Code::ResumeClaimHeld, Reaction::Deferred { attempt: 2, backoff_ns: 200_000_000 }),
             (ResumePath::Migration, Code::MigrateClaimHeld, Reaction::Conflict409),
         ] {
             assert_eq!(

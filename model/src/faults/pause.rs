@@ -32,10 +32,10 @@ pub fn maybe_pause(world: &Rc<World>) {
 pub fn pause_for(world: &Rc<World>, index: u32, node: NodeId, duration: Duration) {
     let process = world.cluster.slots.borrow()[index as usize].process;
     executor::pause(node);
-    world
-        .ctx
-        .tracer
-        .emit_on(node, ModelEvent::ReplicaPaused { replica: index, process, for_ms: duration.as_millis() as u64 });
+    world.ctx.tracer.emit_on(
+        node,
+        ModelEvent::ReplicaPaused { replica: index, process, for_ns: sutra_sim_core::time::duration_nanos(duration) },
+    );
     world.ctx.report(FaultKind::ProcessPause, Some(index), duration);
     if world.ctx.faults().process_pause.replacement.draw(streams::FAULTS) {
         start_replacement(world, index, node);

@@ -288,7 +288,7 @@ impl ExecutionLane {
                         + streams::millis_up_to(streams::TIMERS, t.timer_backoff_base)
                 };
                 let attempt = w.store.defer_timer(work.instance, work.expects, backoff, refused).await;
-                Reaction::Deferred { attempt, backoff_ms: backoff.as_millis() as u64 }
+                Reaction::Deferred { attempt, backoff_ns: sutra_sim_core::time::duration_nanos(backoff) }
             }
         }
     }

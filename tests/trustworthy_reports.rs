@@ -1,0 +1,178 @@
+//! Reports a nightly can trust (issue #15): they say what was swept, `merge` joins only
+//! the shards of one sweep, replay lines replay what failed, seed ranges never wrap, a
+//! closed stdout ends the program quietly, and reproducers are byte-stable.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn sutra_sim_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_sutra-sim")).current_dir(dir).args(args).output().expect("the binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sutra-sim-trust-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_report_says_what_was_swept() {
+    let dir = scratch("describe");
+    let smoke = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/smoke.toml")).unwrap();
+    std::fs::write(dir.join("mine.toml"), smoke).unwrap();
+    let (code, _, err) = sutra_sim_in(
+        &dir,
+        &["sweep", "--scenario", "mine.toml", "--start", "7", "--count", "9", "--shard", "1/2", "--report", "r.json"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let doc = json(&dir.join("r.json"));
+    assert_eq!(doc["start"], 7);
+    assert_eq!(doc["count"], 9);
+    assert_eq!(doc["shard"], "1/2");
+    assert_eq!(doc["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(doc["model_hash"].as_str().unwrap().len(), 16);
+    let source = &doc["scenario_sources"][0];
+    assert_eq!(source["name"], "smoke");
+    assert_eq!(source["file"], "mine.toml");
+    assert_eq!(source["hash"].as_str().unwrap().len(), 16);
+    assert!(source["checkers"].as_array().unwrap().iter().any(|c| c == "no-double-resume"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn merge_refuses_a_shard_given_twice_and_reports_a_missing_one() {
+    let dir = scratch("merge");
+    for i in 0..3 {
+        let (code, _, err) = sutra_sim_in(
+            &dir,
+            &["sweep", "--count", "12", "--shard", &format!("{i}/3"), "--report", &format!("r{i}.json")],
+        );
+        assert_eq!(code, 0, "{err}");
+    }
+    let (code, out, err) = sutra_sim_in(&dir, &["merge", "r0.json", "r0.json", "-o", "m.json"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("given twice"), "{err}");
+    assert!(!dir.join("m.json").exists());
+    let (code, out, _) = sutra_sim_in(&dir, &["merge", "r0.json", "r2.json", "-o", "m.json"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.starts_with("INCOMPLETE") && out.contains("1/3"), "{out}");
+    assert_eq!(json(&dir.join("m.json"))["missing_shards"][0], "1/3");
+    let (code, out, _) = sutra_sim_in(&dir, &["merge", "r0.json", "r1.json", "r2.json", "-o", "all.json"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(json(&dir.join("all.json"))["seeds_run"], 12);
+    // A shard of another range does not merge.
+    let (code, _, err) = sutra_sim_in(&dir, &["sweep", "--count", "13", "--shard", "1/3", "--report", "other.json"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = sutra_sim_in(&dir, &["merge", "r0.json", "other.json", "-o", "m2.json"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("seed range"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_replay_line_of_a_scenario_file_names_the_file_and_fails_again() {
+    let dir = scratch("file-replay");
+    // A scenario file named like a built-in one, but a different scenario.
+    let smoke = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/smoke.toml")).unwrap();
+    let mine = smoke.replace("instances = 6", "instances = 7");
+    assert_ne!(mine, smoke);
+    std::fs::write(dir.join("my smoke.toml"), mine).unwrap();
+    let (code, out, err) = sutra_sim_in(
+        &dir,
+        &["sweep", "--scenario", "my smoke.toml", "--count", "40", "--mutant", "no-release-on-error", "--json"],
+    );
+    assert_eq!(code, 1, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let replay = doc["failures"][0]["replay"].as_str().unwrap();
+    assert!(replay.starts_with("sutra-sim run --scenario 'my smoke.toml' --seed "), "{replay}");
+    // Pasted into a shell where `sutra-sim` is this binary, it fails again.
+    let bin = Path::new(env!("CARGO_BIN_EXE_sutra-sim")).parent().unwrap().to_path_buf();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let status = Command::new("sh").arg("-c").arg(replay).current_dir(&dir).env("PATH", path).status().unwrap();
+    assert_eq!(status.code(), Some(1), "{replay}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_seed_range_that_would_wrap_is_refused() {
+    let dir = scratch("wrap");
+    let (code, out, err) =
+        sutra_sim_in(&dir, &["sweep", "--start", &(u64::MAX - 1).to_string(), "--count", "3", "--report", "r.json"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("wrap"), "{err}");
+    assert!(!dir.join("r.json").exists());
+    let (code, _, err) = sutra_sim_in(&dir, &["sweep", "--start", &(u64::MAX - 1).to_string(), "--count", "2"]);
+    assert_eq!(code, 0, "the last two seeds are a valid range: {err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_closed_stdout_ends_the_program_quietly() {
+    for args in [vec!["list", "checkers"], vec!["sweep", "--count", "20", "--mutant", "no-release-on-error"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sutra-sim"))
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(101), "{args:?}: {err}");
+        assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn the_same_failure_shrunk_twice_writes_the_same_bytes() {
+    let dir = scratch("stable");
+    for name in ["a.toml", "b.toml"] {
+        let (code, _, err) = sutra_sim_in(
+            &dir,
+            &["shrink", "--scenario", "smoke", "--seed", "1", "--mutant", "sweeper-unleased", "-o", name],
+        );
+        assert_eq!(code, 1, "{err}");
+    }
+    assert_eq!(std::fs::read(dir.join("a.toml")).unwrap(), std::fs::read(dir.join("b.toml")).unwrap());
+    // Not by luck: the note holds no wall-clock time (it used to end "…, 0.1s)").
+    let text = std::fs::read_to_string(dir.join("a.toml")).unwrap();
+    let note = text.lines().find(|l| l.starts_with("note = ")).unwrap();
+    let timed = note
+        .as_bytes()
+        .windows(4)
+        .any(|w| w[0].is_ascii_digit() && w[1] == b'.' && w[2].is_ascii_digit() && w[3] == b's');
+    assert!(!timed, "{note}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_edited_scenario_inside_a_reproducer_is_stale_not_corrupt() {
+    let dir = scratch("edited");
+    let (code, _, err) = sutra_sim_in(
+        &dir,
+        &["shrink", "--scenario", "smoke", "--seed", "1", "--mutant", "sweeper-unleased", "-o", "r.toml"],
+    );
+    assert_eq!(code, 1, "{err}");
+    let text = std::fs::read_to_string(dir.join("r.toml")).unwrap();
+    let start = text.find("[scenario.topology]").unwrap();
+    let at = start + text[start..].find("replicas = ").unwrap();
+    let end = at + text[at..].find('\n').unwrap();
+    let edited = format!("{}replicas = 4{}", &text[..at], &text[end..]);
+    std::fs::write(dir.join("edited.toml"), edited).unwrap();
+    let (code, out, err) = sutra_sim_in(&dir, &["replay", "edited.toml"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.starts_with("STALE"), "{out}{err}");
+    assert!(!err.contains("checksum"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
