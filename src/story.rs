@@ -312,8 +312,8 @@ pub fn describe(event: &ModelEvent) -> String {
         E::TaskLocked { worker, .. } => format!("pull worker {worker} locked the task"),
         E::TaskCompleted { worker, .. } => format!("pull worker {worker} completed the task"),
         E::ClaimAttempt { owner, path, .. } => format!("asks for the claim as {owner} ({path:?})"),
-        E::ClaimGranted { owner, previous, stale_age_ns, .. } => {
-            let mut s = format!("CLAIM GRANTED to {owner}");
+        E::ClaimGranted { owner, previous, stale_age_ns, epoch, .. } => {
+            let mut s = format!("CLAIM GRANTED to {owner}, epoch {epoch}");
             match (previous, stale_age_ns) {
                 (Some(p), Some(age)) => {
                     let _ = write!(s, " (taken from {p}, stale after {})", millis_text(*age));
@@ -335,8 +335,15 @@ pub fn describe(event: &ModelEvent) -> String {
             None => "step ended".into(),
             Some(code) => format!("step ended with {}", code.as_str()),
         },
-        E::CommitAccepted { owner, based_on, version_before, version_after, .. } => {
-            format!("COMMIT by {owner}: based on v{based_on}, row was v{version_before}, now v{version_after}")
+        E::CommitAccepted { owner, epoch, current_epoch, based_on, version_before, version_after, .. } => {
+            let epochs = if epoch == current_epoch {
+                format!("epoch {epoch}")
+            } else {
+                format!("epoch {epoch}, row at epoch {current_epoch}")
+            };
+            format!(
+                "COMMIT by {owner} ({epochs}): based on v{based_on}, row was v{version_before}, now v{version_after}"
+            )
         }
         E::CommitRejected { owner, holder, .. } => format!(
             "commit REJECTED for {owner}: row owned by {}",
@@ -346,9 +353,9 @@ pub fn describe(event: &ModelEvent) -> String {
             "row written ({write:?}): owner {}, v{version}",
             owner.map_or_else(|| "none".to_string(), |o| o.to_string())
         ),
-        E::Released { owner, released, .. } => {
+        E::Released { owner, epoch, released, .. } => {
             if *released {
-                format!("released by {owner}")
+                format!("released by {owner} (epoch {epoch})")
             } else {
                 format!("release by {owner} matched nothing (row owned by another)")
             }
@@ -360,8 +367,21 @@ pub fn describe(event: &ModelEvent) -> String {
             by.0,
             if *lease_held { "" } else { " WITHOUT the lease" }
         ),
-        E::LeaseAcquired { process, until_ns } => {
-            format!("p{} holds the sweep lease until {}", process.0, millis_text(*until_ns))
+        E::LeaseAcquired { process, until_ns, renewal, .. } => format!(
+            "p{} {} the sweep lease until {}",
+            process.0,
+            if *renewal { "renews" } else { "takes" },
+            millis_text(*until_ns)
+        ),
+        E::StoreRead { claim_owner, claim_epoch, version, epoch, .. } => {
+            format!("read v{version} as {claim_owner} (epoch {claim_epoch}; row at epoch {epoch})")
+        }
+        E::MigrationCommitted { owner, done, .. } => {
+            if *done {
+                format!("migration by {owner} committed (released)")
+            } else {
+                format!("migration by {owner} matched nothing")
+            }
         }
         E::MigrationRequested { process, to_lane, .. } => {
             format!("admin migration requested on p{} to lane {to_lane}", process.0)

@@ -11,7 +11,7 @@ use sutra_sim_core::NodeStatus;
 use crate::event::{Exit, ModelEvent, Reaction};
 use crate::ids::{Code, OwnerId, ResumePath};
 use crate::mutant::Mutant;
-use crate::store::ClaimResult;
+use crate::store::{Claim, ClaimResult};
 use crate::streams;
 use crate::world::World;
 
@@ -65,7 +65,7 @@ async fn migrate(
     let path = ResumePath::Migration;
     world.ctx.emit(ModelEvent::MigrationRequested { instance, exec, process, to_lane });
     world.ctx.emit(ModelEvent::ClaimAttempt { instance, exec, owner, path });
-    match world.store.claim(instance, exec, owner, None, path).await {
+    let epoch = match world.store.claim(instance, exec, owner, None, path).await {
         ClaimResult::Refused { .. } => {
             world.ctx.emit(ModelEvent::Refusal {
                 instance,
@@ -77,16 +77,17 @@ async fn migrate(
             world.ctx.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::Refused });
             return;
         }
-        ClaimResult::Granted => {}
-    }
-    let (version, _) = world.store.read(instance).await;
+        ClaimResult::Granted { epoch } => epoch,
+    };
+    let claim = Claim { owner, epoch };
+    let (version, _) = world.store.read(instance, exec, claim).await;
     world.ctx.emit(ModelEvent::Rehydrated { instance, exec, version });
     if surface.bindings.rebind(instance, to_lane).await.is_err() {
-        world.store.release(instance, exec, owner).await;
+        world.store.release(instance, exec, claim).await;
         world.ctx.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::LaneError });
         return;
     }
-    if !world.store.migrate_commit(instance, exec, owner).await {
+    if !world.store.migrate_commit(instance, exec, claim).await {
         world.ctx.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::LostClaim });
         return;
     }

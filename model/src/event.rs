@@ -47,6 +47,20 @@ pub enum Exit {
     LaneError,
 }
 
+/// The trigger a commit names: what drove the step (R25). The store records it; a checker
+/// matches it against the trigger's own issue (a relay published for a version, a timer row
+/// written for a version).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TriggerRef {
+    /// A relay, by message id (a pull completion comes back as one).
+    Message(MessageId),
+    /// The instance's timer row, written for the step after version `expects`.
+    TimerRow {
+        /// The version the row was written for.
+        expects: u64,
+    },
+}
+
 /// Which kind of write the store made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WriteKind {
@@ -141,9 +155,32 @@ pub enum ModelEvent {
         path: ResumePath,
         previous: Option<OwnerId>,
         stale_age_ns: Option<u64>,
+        /// The claim epoch this grant wrote.
+        epoch: u64,
+        /// The task that sent the claim (executor witness).
+        task: Option<u64>,
     },
     /// The store refused the claim: `holder` has it.
-    ClaimRefused { instance: InstanceId, exec: ExecId, owner: OwnerId, path: ResumePath, holder: OwnerId },
+    ClaimRefused {
+        instance: InstanceId,
+        exec: ExecId,
+        owner: OwnerId,
+        path: ResumePath,
+        holder: OwnerId,
+        task: Option<u64>,
+    },
+    /// The store served a read of the row (store truth): the claim the reader said it acts
+    /// under, and the row's owner, epoch and version at that instant.
+    StoreRead {
+        instance: InstanceId,
+        exec: ExecId,
+        claim_owner: OwnerId,
+        claim_epoch: u64,
+        owner: Option<OwnerId>,
+        epoch: u64,
+        version: u64,
+        task: Option<u64>,
+    },
     /// The execution reacted to a refusal.
     Refusal { instance: InstanceId, exec: ExecId, path: ResumePath, code: Code, reaction: Reaction },
     /// The execution read the instance's row (version = committed steps).
@@ -157,13 +194,28 @@ pub enum ModelEvent {
     CommitAccepted {
         instance: InstanceId,
         exec: ExecId,
+        /// The writer's owner id and the epoch it named.
         owner: OwnerId,
+        epoch: u64,
+        /// The row's owner and epoch when the commit arrived.
+        owner_before: Option<OwnerId>,
+        current_epoch: u64,
+        /// The trigger the commit named.
+        trigger: TriggerRef,
         based_on: u64,
         version_before: u64,
         version_after: u64,
+        task: Option<u64>,
     },
     /// The store rejected a commit: the writer no longer owns the row.
-    CommitRejected { instance: InstanceId, exec: ExecId, owner: OwnerId, holder: Option<OwnerId> },
+    CommitRejected {
+        instance: InstanceId,
+        exec: ExecId,
+        owner: OwnerId,
+        epoch: u64,
+        holder: Option<OwnerId>,
+        task: Option<u64>,
+    },
     /// The row after a write (store truth).
     RowWritten {
         instance: InstanceId,
@@ -172,17 +224,48 @@ pub enum ModelEvent {
         writer: Option<OwnerId>,
         owner: Option<OwnerId>,
         version: u64,
+        /// The row's claim epoch after the write.
+        epoch: u64,
         parked: bool,
     },
-    /// An explicit release matched the row (`released`) or found it owned by another.
-    Released { instance: InstanceId, exec: ExecId, owner: OwnerId, released: bool },
+    /// An explicit release matched the row (`released`) or found it owned by another: the
+    /// epoch the releaser named, and the row's.
+    Released {
+        instance: InstanceId,
+        exec: ExecId,
+        owner: OwnerId,
+        epoch: u64,
+        current_epoch: u64,
+        released: bool,
+        task: Option<u64>,
+    },
+    /// A migration's releasing write matched the row (`done`) or found it owned by another.
+    MigrationCommitted {
+        instance: InstanceId,
+        exec: ExecId,
+        owner: OwnerId,
+        epoch: u64,
+        current_epoch: u64,
+        done: bool,
+        task: Option<u64>,
+    },
     /// An execution ended, by any path but process death.
     ExecutionEnded { instance: InstanceId, exec: ExecId, exit: Exit },
     /// The sweeper cleared a claim (store truth: its age by the store's clock, the cutoff
     /// it was asked to apply, and whether the caller held the sweep lease).
-    Swept { instance: InstanceId, owner: OwnerId, age_ns: u64, by: ProcessId, lease_held: bool },
+    Swept {
+        instance: InstanceId,
+        owner: OwnerId,
+        /// The epoch of the claim it cleared.
+        epoch: u64,
+        age_ns: u64,
+        by: ProcessId,
+        lease_held: bool,
+        task: Option<u64>,
+    },
     /// A process took or renewed the sweeper lease.
-    LeaseAcquired { process: ProcessId, until_ns: u64 },
+    /// (`renewal`: it held the lease already.)
+    LeaseAcquired { process: ProcessId, until_ns: u64, renewal: bool, task: Option<u64> },
     /// An administrative migration was requested on a replica.
     MigrationRequested { instance: InstanceId, exec: ExecId, process: ProcessId, to_lane: u16 },
     /// A replica's binding table now routes `instance` to `lane`.
@@ -292,6 +375,10 @@ pub mod tag {
     pub const HEALED: u8 = 37;
     /// [`super::ModelEvent::BounceMeter`].
     pub const BOUNCE_METER: u8 = 38;
+    /// [`super::ModelEvent::StoreRead`].
+    pub const STORE_READ: u8 = 39;
+    /// [`super::ModelEvent::MigrationCommitted`].
+    pub const MIGRATION_COMMITTED: u8 = 40;
 }
 
 impl EventKind for ModelEvent {
@@ -330,6 +417,8 @@ impl EventKind for ModelEvent {
             ModelEvent::Released { .. } => "released",
             ModelEvent::ExecutionEnded { .. } => "execution-ended",
             ModelEvent::Swept { .. } => "swept",
+            ModelEvent::StoreRead { .. } => "store-read",
+            ModelEvent::MigrationCommitted { .. } => "migration-committed",
             ModelEvent::LeaseAcquired { .. } => "lease-acquired",
             ModelEvent::MigrationRequested { .. } => "migration-requested",
             ModelEvent::BindingChanged { .. } => "binding-changed",
@@ -375,6 +464,8 @@ impl EventKind for ModelEvent {
             | Released { instance, .. }
             | ExecutionEnded { instance, .. }
             | Swept { instance, .. }
+            | StoreRead { instance, .. }
+            | MigrationCommitted { instance, .. }
             | MigrationRequested { instance, .. }
             | BindingChanged { instance, .. }
             | SnapshotUsed { instance, .. } => Some(u64::from(instance.0)),
@@ -416,6 +507,8 @@ impl EventKind for ModelEvent {
             ModelEvent::Released { .. } => tag::RELEASED,
             ModelEvent::ExecutionEnded { .. } => tag::EXECUTION_ENDED,
             ModelEvent::Swept { .. } => tag::SWEPT,
+            ModelEvent::StoreRead { .. } => tag::STORE_READ,
+            ModelEvent::MigrationCommitted { .. } => tag::MIGRATION_COMMITTED,
             ModelEvent::LeaseAcquired { .. } => tag::LEASE_ACQUIRED,
             ModelEvent::MigrationRequested { .. } => tag::MIGRATION_REQUESTED,
             ModelEvent::BindingChanged { .. } => tag::BINDING_CHANGED,

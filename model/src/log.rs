@@ -28,6 +28,8 @@ pub fn record(event: &ModelEvent) {
     match event {
         E::ClaimGranted { .. }
         | E::ClaimRefused { .. }
+        | E::StoreRead { .. }
+        | E::MigrationCommitted { .. }
         | E::CommitAccepted { .. }
         | E::CommitRejected { .. }
         | E::RowWritten { .. }
@@ -60,7 +62,7 @@ pub fn record(event: &ModelEvent) {
         | E::SwarmSelected { .. }
         | E::Healed => emit!(debug, "sutra_sim_model::faults"),
         E::MigrationRequested { .. } => emit!(debug, "sutra_sim_model::admin"),
-        E::TaskLocked { .. } | E::TaskCompleted { .. } => emit!(debug, "sutra_sim_model::pull"),
+        E::TaskLocked { .. } | E::TaskCompleted { .. } => emit!(debug, "sutra_sim_model::store"),
         E::InstanceStarted { .. } | E::BounceMeter { .. } => emit!(debug, "sutra_sim_model::workload"),
     }
 }
@@ -81,7 +83,9 @@ fn exec_of(event: &ModelEvent) -> Option<u32> {
         | E::CommitRejected { exec, .. }
         | E::Released { exec, .. }
         | E::ExecutionEnded { exec, .. }
-        | E::MigrationRequested { exec, .. } => Some(exec.0),
+        | E::MigrationRequested { exec, .. }
+        | E::StoreRead { exec, .. }
+        | E::MigrationCommitted { exec, .. } => Some(exec.0),
         E::RowWritten { by, .. } => by.map(|e| e.0),
         _ => None,
     }

@@ -8,7 +8,6 @@ use std::time::Duration;
 use sutra_sim_core::executor::sleep;
 
 use crate::ctx::Context;
-use crate::event::ModelEvent;
 use crate::store::Store;
 use crate::streams;
 
@@ -25,7 +24,6 @@ pub async fn run(ctx: Rc<Context>, store: Store, worker: u32) {
             continue;
         }
         let Some(task) = store.lock_task(worker, lock_duration).await else { continue };
-        ctx.emit(ModelEvent::TaskLocked { instance: task.instance, worker });
         sleep(streams::millis_up_to(streams::PULL, ctx.scenario().workload.pull_work_max)).await;
         // The completion re-enters as a fresh relay, published by the store's outbox.
         store.complete_task(worker, task.instance, task.expects).await;

@@ -19,7 +19,7 @@ use sutra_sim_core::{SimTime, Tracer};
 
 use crate::broker::{Broker, Relay};
 use crate::dense::DenseMap;
-use crate::event::{ModelEvent, WriteKind};
+use crate::event::{ModelEvent, TriggerRef, WriteKind};
 use crate::faults::store::StoreFaults;
 use crate::ids::{ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
 use crate::spec::{RETRY_ATTEMPTS_MAX, RETRY_BACKOFF_BASE, RETRY_BACKOFF_MAX};
@@ -45,6 +45,10 @@ pub struct InstanceRow {
     pub claimed_at: SimTime,
     /// Committed steps so far. Invariant: only a commit changes it.
     pub version: u64,
+    /// The claim epoch (fencing token): raised by every grant, re-entrant ones included, so
+    /// each grant is told apart from every other. Invariant: only a grant changes it, and
+    /// it only grows.
+    pub epoch: u64,
     /// Waiting on a pull worker's task.
     pub parked: bool,
     /// Steps in all.
@@ -129,8 +133,11 @@ impl StoreState {
 /// The answer to a claim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClaimResult {
-    /// The claim is ours.
-    Granted,
+    /// The claim is ours, under this epoch.
+    Granted {
+        /// The epoch the grant wrote; later calls under this claim name it.
+        epoch: u64,
+    },
     /// `holder` has it; nothing was written.
     Refused {
         /// The current holder.
@@ -147,6 +154,22 @@ pub struct CommitSpec {
     pub conditional: bool,
     /// Release the claim in the same transaction (R8).
     pub release: bool,
+    /// The trigger that drove the step, named in the commit (R25).
+    pub trigger: TriggerRef,
+}
+
+/// The claim a call acts under: the owner id and the epoch its grant wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Claim {
+    /// The owner id the claim was taken under.
+    pub owner: OwnerId,
+    /// The epoch of the grant.
+    pub epoch: u64,
+}
+
+/// The task making the current store call, as the executor witnesses it.
+fn sender() -> Option<u64> {
+    executor::current_task().map(|t| t.number())
 }
 
 /// Which claims a sweep clears.
@@ -246,6 +269,7 @@ impl Store {
             owner: None,
             claimed_at: SimTime::ZERO,
             version: 0,
+            epoch: 0,
             parked: false,
             steps,
             plan,
@@ -275,7 +299,8 @@ impl Store {
                 previous => {
                     row.owner = Some(owner);
                     row.claimed_at = now;
-                    let (version, parked) = (row.version, row.parked);
+                    row.epoch += 1;
+                    let (version, parked, epoch) = (row.version, row.parked, row.epoch);
                     s.debug_assert_rows(instance, now);
                     drop(s);
                     self.tracer.emit(ModelEvent::ClaimGranted {
@@ -286,6 +311,8 @@ impl Store {
                         path,
                         previous,
                         stale_age_ns: stale.then_some(sutra_sim_core::time::duration_nanos(age)),
+                        epoch,
+                        task: sender(),
                     });
                     self.tracer.emit(ModelEvent::RowWritten {
                         instance,
@@ -294,29 +321,42 @@ impl Store {
                         writer: Some(owner),
                         owner: Some(owner),
                         version,
+                        epoch,
                         parked,
                     });
-                    ClaimResult::Granted
+                    ClaimResult::Granted { epoch }
                 }
             }
         };
         if let ClaimResult::Refused { holder } = result {
-            self.tracer.emit(ModelEvent::ClaimRefused { instance, exec, owner, path, holder });
+            self.tracer.emit(ModelEvent::ClaimRefused { instance, exec, owner, path, holder, task: sender() });
         }
         self.latency().await;
         result
     }
 
-    /// Reads the row's committed version and whether it is parked.
-    pub async fn read(&self, instance: InstanceId) -> (u64, bool) {
+    /// Reads the row's committed version and whether the instance completed, for `exec`
+    /// acting under `claim` (which the store records, and does not check: a read changes
+    /// nothing).
+    pub async fn read(&self, instance: InstanceId, exec: ExecId, claim: Claim) -> (u64, bool) {
         self.request().await;
-        let row = {
+        let (version, completed, owner, epoch) = {
             let s = self.state.borrow();
             let r = &s.instances[instance.0 as usize];
-            (r.version, r.completed())
+            (r.version, r.completed(), r.owner, r.epoch)
         };
+        self.tracer.emit(ModelEvent::StoreRead {
+            instance,
+            exec,
+            claim_owner: claim.owner,
+            claim_epoch: claim.epoch,
+            owner,
+            epoch,
+            version,
+            task: sender(),
+        });
         self.latency().await;
-        row
+        (version, completed)
     }
 
     /// The step commit: writes version `based_on + 1`, the next trigger's row, and (if
@@ -327,10 +367,11 @@ impl Store {
         &self,
         instance: InstanceId,
         exec: ExecId,
-        owner: OwnerId,
+        claim: Claim,
         spec: CommitSpec,
         timer_delay: Duration,
     ) -> Result<Option<Trigger>, Option<OwnerId>> {
+        let owner = claim.owner;
         self.request().await;
         let outcome = {
             let mut s = self.state.borrow_mut();
@@ -339,6 +380,7 @@ impl Store {
             if spec.conditional && row.owner != Some(owner) {
                 Err(row.owner)
             } else {
+                let (owner_before, current_epoch) = (row.owner, row.epoch);
                 let version_before = row.version;
                 assert!(spec.based_on < u64::from(row.steps), "a commit past the last step of instance {}", instance.0);
                 row.version = spec.based_on + 1;
@@ -370,9 +412,14 @@ impl Store {
                     instance,
                     exec,
                     owner,
+                    epoch: claim.epoch,
+                    owner_before,
+                    current_epoch,
+                    trigger: spec.trigger,
                     based_on: spec.based_on,
                     version_before,
                     version_after: version,
+                    task: sender(),
                 });
                 self.tracer.emit(ModelEvent::RowWritten {
                     instance,
@@ -381,6 +428,7 @@ impl Store {
                     writer: Some(owner),
                     owner: owner_after,
                     version,
+                    epoch: current_epoch,
                     parked,
                 });
                 match next {
@@ -399,41 +447,66 @@ impl Store {
             }
         };
         if let Err(holder) = outcome {
-            self.tracer.emit(ModelEvent::CommitRejected { instance, exec, owner, holder });
+            self.tracer.emit(ModelEvent::CommitRejected {
+                instance,
+                exec,
+                owner,
+                epoch: claim.epoch,
+                holder,
+                task: sender(),
+            });
         }
         self.latency().await;
         outcome
     }
 
     /// Releases the claim if `owner` still holds it. Returns whether it matched.
-    pub async fn release(&self, instance: InstanceId, exec: ExecId, owner: OwnerId) -> bool {
+    pub async fn release(&self, instance: InstanceId, exec: ExecId, claim: Claim) -> bool {
         self.request().await;
-        let released = self.release_now(instance, exec, owner, WriteKind::Release);
-        self.tracer.emit(ModelEvent::Released { instance, exec, owner, released });
+        let (released, current_epoch) = self.release_now(instance, exec, claim.owner, WriteKind::Release);
+        self.tracer.emit(ModelEvent::Released {
+            instance,
+            exec,
+            owner: claim.owner,
+            epoch: claim.epoch,
+            current_epoch,
+            released,
+            task: sender(),
+        });
         self.latency().await;
         released
     }
 
     /// A migration's write: conditional on ownership, records the routing change and
     /// releases in one transaction.
-    pub async fn migrate_commit(&self, instance: InstanceId, exec: ExecId, owner: OwnerId) -> bool {
+    pub async fn migrate_commit(&self, instance: InstanceId, exec: ExecId, claim: Claim) -> bool {
         self.request().await;
-        let done = self.release_now(instance, exec, owner, WriteKind::Migration);
+        let (done, current_epoch) = self.release_now(instance, exec, claim.owner, WriteKind::Migration);
+        self.tracer.emit(ModelEvent::MigrationCommitted {
+            instance,
+            exec,
+            owner: claim.owner,
+            epoch: claim.epoch,
+            current_epoch,
+            done,
+            task: sender(),
+        });
         self.latency().await;
         done
     }
 
     /// The transaction of a release (or a migration's releasing write): clears the claim
-    /// if `owner` holds it, reporting the row. Returns whether it matched.
-    fn release_now(&self, instance: InstanceId, exec: ExecId, owner: OwnerId, write: WriteKind) -> bool {
-        let (matched, version, parked) = {
+    /// if `owner` holds it, reporting the row. Returns whether it matched, and the row's
+    /// epoch.
+    fn release_now(&self, instance: InstanceId, exec: ExecId, owner: OwnerId, write: WriteKind) -> (bool, u64) {
+        let (matched, version, parked, epoch) = {
             let mut s = self.state.borrow_mut();
             let row = &mut s.instances[instance.0 as usize];
             let matched = row.owner == Some(owner);
             if matched {
                 row.owner = None;
             }
-            let written = (matched, row.version, row.parked);
+            let written = (matched, row.version, row.parked, row.epoch);
             s.debug_assert_rows(instance, executor::now());
             written
         };
@@ -445,10 +518,11 @@ impl Store {
                 writer: Some(owner),
                 owner: None,
                 version,
+                epoch,
                 parked,
             });
         }
-        matched
+        (matched, epoch)
     }
 
     /// Takes or renews the sweeper lease for `process` if it is free, expired, or already
@@ -467,9 +541,14 @@ impl Store {
                 }
             }
         };
-        // Renewals are not news; a new holder (or a lapsed one taking it back) is.
-        if fresh {
-            self.tracer.emit(ModelEvent::LeaseAcquired { process, until_ns: until.as_nanos() });
+        // Grants and renewals alike: a checker of lease exclusivity needs every expiry.
+        if held {
+            self.tracer.emit(ModelEvent::LeaseAcquired {
+                process,
+                until_ns: until.as_nanos(),
+                renewal: !fresh,
+                task: sender(),
+            });
         }
         self.latency().await;
         held
@@ -503,7 +582,15 @@ impl Store {
                         row.owner = None;
                         // Full precision: the checker compares it with the timeout.
                         let age = sutra_sim_core::time::duration_nanos(now.since(row.claimed_at));
-                        cleared.push((InstanceId(i as u32), owner, age, row.version, row.parked, lease_held));
+                        cleared.push((
+                            InstanceId(i as u32),
+                            owner,
+                            age,
+                            row.version,
+                            row.epoch,
+                            row.parked,
+                            lease_held,
+                        ));
                     }
                 }
             }
@@ -511,8 +598,8 @@ impl Store {
                 s.debug_assert_rows(instance, now);
             }
         }
-        for &(instance, owner, age_ns, version, parked, lease_held) in &cleared {
-            self.tracer.emit(ModelEvent::Swept { instance, owner, age_ns, by, lease_held });
+        for &(instance, owner, age_ns, version, epoch, parked, lease_held) in &cleared {
+            self.tracer.emit(ModelEvent::Swept { instance, owner, epoch, age_ns, by, lease_held, task: sender() });
             self.tracer.emit(ModelEvent::RowWritten {
                 instance,
                 write: WriteKind::Sweep,
@@ -520,6 +607,7 @@ impl Store {
                 writer: None,
                 owner: None,
                 version,
+                epoch,
                 parked,
             });
         }
@@ -628,6 +716,9 @@ impl Store {
                 *t
             })
         };
+        if let Some(t) = &task {
+            self.tracer.emit(ModelEvent::TaskLocked { instance: t.instance, worker });
+        }
         self.latency().await;
         task
     }

@@ -26,6 +26,12 @@ impl TaskId {
         self.slot
     }
 
+    /// A number that names this task and no other task of the run, ever (the slot and its
+    /// generation): what a witness records as "the task that did it".
+    pub fn number(self) -> u64 {
+        (u64::from(self.generation) << 32) | u64::from(self.slot)
+    }
+
     /// The id as one word, for a waker's data pointer.
     pub(crate) fn pack(self) -> usize {
         ((self.generation as usize) << 32) | self.slot as usize

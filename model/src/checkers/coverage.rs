@@ -271,6 +271,8 @@ mod tests {
             path: ResumePath::Relay,
             previous: None,
             stale_age_ns: None,
+            epoch: 1,
+            task: None,
         };
         let refusal = |path, reaction| E::Refusal { instance: i, exec: e, path, code: Code::ResumeClaimHeld, reaction };
         let dispatched =
@@ -284,12 +286,29 @@ mod tests {
             Situation::SweepClearedDeadOwner => vec![
                 grant,
                 E::ReplicaCrashed { replica: 0, process: p },
-                E::Swept { instance: i, owner, age_ns: 31_000_000_000, by: ProcessId(2), lease_held: true },
+                E::Swept {
+                    instance: i,
+                    owner,
+                    age_ns: 31_000_000_000,
+                    by: ProcessId(2),
+                    lease_held: true,
+                    epoch: 1,
+                    task: None,
+                },
             ],
-            Situation::SlowOwnerCommitRejected => vec![E::CommitRejected { instance: i, exec: e, owner, holder: None }],
+            Situation::SlowOwnerCommitRejected => {
+                vec![E::CommitRejected { instance: i, exec: e, owner, holder: None, epoch: 1, task: None }]
+            }
             Situation::MisroutedWorkBounced => vec![
                 dispatched(true),
-                E::ClaimRefused { instance: i, exec: e, owner, path: ResumePath::Relay, holder: OwnerId::lane(p, 1) },
+                E::ClaimRefused {
+                    instance: i,
+                    exec: e,
+                    owner,
+                    path: ResumePath::Relay,
+                    holder: OwnerId::lane(p, 1),
+                    task: None,
+                },
             ],
             Situation::ReplicaDiedMidStep => vec![dispatched(false), E::ReplicaCrashed { replica: 0, process: p }],
             Situation::PausedReplicaResumed => vec![E::ReplicaResumed { replica: 0, process: p }],
@@ -333,6 +352,8 @@ mod tests {
             path: ResumePath::Relay,
             previous: None,
             stale_age_ns: None,
+            epoch: 1,
+            task: None,
         };
         let swept = ModelEvent::Swept {
             instance: InstanceId(0),
@@ -340,6 +361,8 @@ mod tests {
             age_ns: 31_000_000_000,
             by: ProcessId(1),
             lease_held: true,
+            epoch: 1,
+            task: None,
         };
         let crash = ModelEvent::ReplicaCrashed { replica: 2, process: ProcessId(3) };
         let mut c = Coverage::new(Situation::SweepClearedDeadOwner, "x");

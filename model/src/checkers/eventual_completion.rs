@@ -85,6 +85,7 @@ mod tests {
             parked: false,
             steps: 2,
             plan: vec![Trigger::Relay, Trigger::Relay],
+            epoch: 1,
         });
         ModelView::new(
             Rc::new(crate::ctx::Config { scenario: s.clone(), faults: s.faults.clone() }),

@@ -90,6 +90,8 @@ mod tests {
             path: ResumePath::Relay,
             previous: None,
             stale_age_ns: None,
+            epoch: 1,
+            task: None,
         }
     }
 
@@ -112,6 +114,7 @@ mod tests {
             owner: None,
             version: 0,
             parked: false,
+            epoch: 1,
         };
         assert_eq!(feed(&mut ExitsRelease::default(), vec![(1, grant()), (2, release), (3, ended())]), Check::Ok);
     }

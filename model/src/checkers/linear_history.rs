@@ -70,6 +70,11 @@ mod tests {
             based_on: after - 1,
             version_before: after - 1,
             version_after: after,
+            epoch: 1,
+            task: None,
+            current_epoch: 1,
+            owner_before: None,
+            trigger: crate::event::TriggerRef::TimerRow { expects: 0 },
         }
     }
 

@@ -131,6 +131,8 @@ mod tests {
             path: ResumePath::Relay,
             previous,
             stale_age_ns: None,
+            epoch: 1,
+            task: None,
         }
     }
 
@@ -164,6 +166,7 @@ mod tests {
             owner: None,
             version: 1,
             parked: false,
+            epoch: 1,
         };
         let history = vec![
             (1, grant(1, a, None)),

@@ -69,6 +69,11 @@ mod tests {
             based_on,
             version_before,
             version_after: based_on + 1,
+            epoch: 1,
+            task: None,
+            current_epoch: 1,
+            owner_before: None,
+            trigger: crate::event::TriggerRef::TimerRow { expects: 0 },
         }
     }
 

@@ -79,6 +79,7 @@ mod tests {
             owner,
             version: 1,
             parked: true,
+            epoch: 1,
         }
     }
 
@@ -100,6 +101,8 @@ mod tests {
             path: crate::ids::ResumePath::Relay,
             previous: None,
             stale_age_ns: None,
+            epoch: 1,
+            task: None,
         };
         assert!(fails(&feed(&mut ParkedHoldsNoClaim::default(), vec![(1, parked(None)), (2, again)])));
     }

@@ -155,6 +155,7 @@ mod tests {
             owner: OwnerId::lane(ProcessId(1), 0),
             path,
             holder: OwnerId::lane(ProcessId(2), 0),
+            task: None,
         }
     }
 

@@ -70,6 +70,7 @@ mod tests {
             owner: owner_after,
             version: 1,
             parked: false,
+            epoch: 1,
         }
     }
 

@@ -38,7 +38,7 @@ impl Checker<ModelEvent, ModelView> for SweepByAge {
     }
 
     fn on_event(&mut self, event: &Event<ModelEvent>, view: &ModelView) -> Check {
-        if let ModelEvent::Swept { instance, owner, age_ns, by, lease_held } = &event.kind {
+        if let ModelEvent::Swept { instance, owner, age_ns, by, lease_held, .. } = &event.kind {
             // Nanoseconds on both sides: the store sweeps at full precision, and an age
             // truncated to milliseconds made a claim 30000.4ms old look 30000ms old.
             let timeout_ns = sutra_sim_core::time::duration_nanos(view.scenario().timeouts.claim_timeout);
@@ -75,6 +75,8 @@ mod tests {
             age_ns,
             by: ProcessId(2),
             lease_held,
+            epoch: 1,
+            task: None,
         }
     }
 

@@ -15,12 +15,12 @@ use tracing::Instrument;
 
 use crate::broker::{Broker, Relay};
 use crate::ctx::Context;
-use crate::event::{Exit, ModelEvent, Reaction};
+use crate::event::{Exit, ModelEvent, Reaction, TriggerRef};
 use crate::ids::{Code, ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
 use crate::mutant::Mutant;
 use crate::replica::bindings::{Bindings, Ticket};
 use crate::routing::Routing;
-use crate::store::{ClaimResult, CommitSpec, Store, Trigger};
+use crate::store::{Claim, ClaimResult, CommitSpec, Store, Trigger};
 use crate::streams;
 
 pub use crate::spec::LANE_BACKLOG_MAX;
@@ -140,12 +140,17 @@ impl ExecutionLane {
         }
         // The careless shortcut: "the hash routed it here, so it is ours".
         let trust_routing = w.ctx.mutant_is(Mutant::RoutingAsMutex) && self.lane == w.routing.home_lane(instance);
+        // Epoch 0 names no grant: what code that skipped the claim acts under.
+        let mut claim = Claim { owner, epoch: 0 };
         if !trust_routing {
             w.ctx.emit(ModelEvent::ClaimAttempt { instance, exec, owner, path });
             let mut retries = 0;
             loop {
                 match w.store.claim(instance, exec, owner, Some(self.process), path).await {
-                    ClaimResult::Granted => break,
+                    ClaimResult::Granted { epoch } => {
+                        claim.epoch = epoch;
+                        break;
+                    }
                     ClaimResult::Refused { .. }
                         if w.ctx.mutant_is(Mutant::WaitOnHeldClaim) && retries < WAIT_RETRIES_MAX =>
                     {
@@ -163,11 +168,11 @@ impl ExecutionLane {
                 }
             }
         }
-        let (version, completed) = w.store.read(instance).await;
+        let (version, completed) = w.store.read(instance, exec, claim).await;
         w.ctx.emit(ModelEvent::Rehydrated { instance, exec, version });
         if version != work.expects || completed {
             // Already applied (a duplicate, or a step someone else finished): release and drop.
-            self.release(instance, exec, owner).await;
+            self.release(instance, exec, claim).await;
             self.consume(&work);
             self.end(&work, Exit::Duplicate).await;
             return;
@@ -176,7 +181,7 @@ impl ExecutionLane {
             if !ticket.confirmed {
                 // The delivery is not registered in the binding table: running it would
                 // break the in-flight accounting. Hand it back.
-                self.release(instance, exec, owner).await;
+                self.release(instance, exec, claim).await;
                 self.retry_later(&work, false).await;
                 self.end(&work, Exit::Refused).await;
                 return;
@@ -194,7 +199,7 @@ impl ExecutionLane {
                     _ => w.ctx.mutant_is(Mutant::NoReleaseOnError),
                 };
                 if !skip_release {
-                    self.release(instance, exec, owner).await;
+                    self.release(instance, exec, claim).await;
                 }
                 self.retry_later(&work, false).await;
                 let exit = match code {
@@ -204,18 +209,23 @@ impl ExecutionLane {
                 };
                 self.end(&work, exit).await;
             }
-            None => self.commit(&work, owner, version).await,
+            None => self.commit(&work, claim, version).await,
         }
     }
 
-    async fn commit(&self, work: &Work, owner: OwnerId, version: u64) {
+    async fn commit(&self, work: &Work, claim: Claim, version: u64) {
+        let owner = claim.owner;
         let w = self;
         let (instance, exec) = (work.instance, work.exec);
         let next = w.store.state().borrow().instances[instance.0 as usize].plan.get(version as usize + 1).copied();
-        let mut spec = CommitSpec { based_on: version, conditional: true, release: true };
+        let trigger = match work.source {
+            Source::Relay { relay, .. } => TriggerRef::Message(relay.message),
+            Source::Timer => TriggerRef::TimerRow { expects: work.expects },
+        };
+        let mut spec = CommitSpec { based_on: version, conditional: true, release: true, trigger };
         if w.ctx.mutant_is(Mutant::ReleaseBeforeCommit) {
             // "Release first, then write": the write can no longer be conditional on owning.
-            self.release(instance, exec, owner).await;
+            self.release(instance, exec, claim).await;
             spec = CommitSpec { conditional: false, release: false, ..spec };
         } else if w.ctx.mutant_is(Mutant::ReleaseAfterCommit) {
             spec.release = false;
@@ -223,10 +233,10 @@ impl ExecutionLane {
             spec.conditional = false;
         }
         let timer_delay = streams::millis_up_to(streams::WORKLOAD, w.ctx.scenario().workload.timer_delay_max);
-        match w.store.commit(instance, exec, owner, spec, timer_delay).await {
+        match w.store.commit(instance, exec, claim, spec, timer_delay).await {
             Ok(_) => {
                 if w.ctx.mutant_is(Mutant::ReleaseAfterCommit) {
-                    self.release(instance, exec, owner).await;
+                    self.release(instance, exec, claim).await;
                 }
                 if w.ctx.mutant_is(Mutant::ParkedKeepsClaim) && next == Some(Trigger::Pull) {
                     // "Hold the instance for the worker": claimed again right after parking.
@@ -258,8 +268,8 @@ impl ExecutionLane {
         }
     }
 
-    async fn release(&self, instance: InstanceId, exec: ExecId, owner: OwnerId) {
-        self.store.release(instance, exec, owner).await;
+    async fn release(&self, instance: InstanceId, exec: ExecId, claim: Claim) {
+        self.store.release(instance, exec, claim).await;
     }
 
     /// The trigger is done with: ack the relay (a timer row was consumed by the commit).
