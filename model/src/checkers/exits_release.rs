@@ -1,19 +1,33 @@
-//! exits-release (always; R9): an execution that ended by any path but process death holds
-//! no claim — early refusal, validation error, unexpected failure and panic all release.
+//! exits-release (always; R9, R20, R22): every exit that does not commit releases. Judged
+//! from witnesses alone: the store records which task sent each claim (the executor's
+//! witness), and an execution lane is one task that runs one execution at a time (R20).
+//! So when a task asks for a claim on another instance, its previous execution has ended —
+//! and if the store still shows a claim that task was granted, under the very epoch of that
+//! grant, the previous execution left without releasing: an early refusal, a validation
+//! error, an unexpected failure or a panic that skipped the release, leaving the instance to
+//! the sweeper although the process is alive (R22).
+//!
+//! What this cannot see: a leak on a lane's very last execution, or one followed only by work
+//! on the same instance (the same owner's re-claim is re-entrant and renews the claim).
+//! `eventual-completion` catches a claim still held after the heal.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
 use crate::dense::DenseMap;
-use crate::event::{ModelEvent, WriteKind};
-use crate::ids::{ExecId, InstanceId, OwnerId};
+use crate::event::ModelEvent;
+use crate::ids::{InstanceId, OwnerId};
 use crate::view::ModelView;
 
-/// The current claim of each instance: owner and the execution that took it.
+/// What the checker knows from the store's witnesses.
 #[derive(Default)]
 pub struct ExitsRelease {
-    claims: DenseMap<InstanceId, (OwnerId, ExecId)>,
+    /// Each instance's row as last written: owner and claim epoch.
+    rows: DenseMap<InstanceId, (Option<OwnerId>, u64)>,
+    /// The grants each task received: instance, owner and epoch.
+    grants: BTreeMap<u64, Vec<(InstanceId, OwnerId, u64)>>,
 }
 
 /// The registration.
@@ -21,9 +35,21 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
     CheckerSpec {
         name: "exits-release",
         kind: CheckerKind::Always,
-        description: "an execution that ended by any path but process death holds no claim",
-        rules: &["R9"],
+        description: "a task that moves on to another instance holds no claim from its previous execution",
+        rules: &["R9", "R20", "R22"],
         factory: Arc::new(|| Box::new(ExitsRelease::default())),
+    }
+}
+
+impl ExitsRelease {
+    /// A claim `task` was granted that the row still shows, on an instance other than
+    /// `next`: (instance, owner, epoch).
+    fn still_held(&mut self, task: u64, next: InstanceId) -> Option<(InstanceId, OwnerId, u64)> {
+        let rows = &self.rows;
+        let grants = self.grants.entry(task).or_default();
+        // Forget grants the row no longer shows (released, committed, swept, superseded).
+        grants.retain(|(instance, owner, epoch)| rows.get(*instance) == Some(&(Some(*owner), *epoch)));
+        grants.iter().copied().find(|(instance, _, _)| *instance != next)
     }
 }
 
@@ -31,8 +57,8 @@ impl Checker<ModelEvent, ModelView> for ExitsRelease {
     fn interest(&self) -> u64 {
         sutra_sim_core::tag_mask(&[
             crate::event::tag::CLAIM_GRANTED,
+            crate::event::tag::CLAIM_REFUSED,
             crate::event::tag::ROW_WRITTEN,
-            crate::event::tag::EXECUTION_ENDED,
         ])
     }
 
@@ -45,30 +71,23 @@ impl Checker<ModelEvent, ModelView> for ExitsRelease {
     }
 
     fn on_event(&mut self, event: &Event<ModelEvent>, _view: &ModelView) -> Check {
-        match &event.kind {
-            ModelEvent::ClaimGranted { instance, exec, owner, .. } => {
-                self.claims.insert(*instance, (*owner, *exec));
+        let (task, next) = match &event.kind {
+            ModelEvent::RowWritten { instance, owner, epoch, .. } => {
+                self.rows.insert(*instance, (*owner, *epoch));
+                return Check::Ok;
             }
-            ModelEvent::RowWritten { instance, write, owner, .. } if *write != WriteKind::Claim => match owner {
-                None => {
-                    self.claims.remove(*instance);
-                }
-                Some(o) if self.claims.get(*instance).is_some_and(|(held, _)| held != o) => {
-                    self.claims.remove(*instance);
-                }
-                Some(_) => {}
-            },
-            ModelEvent::ExecutionEnded { instance, exec, exit } => {
-                if let Some((owner, holder)) = self.claims.get(*instance) {
-                    if holder == exec {
-                        return Check::Fail(format!(
-                            "execution {} of instance {} ended ({exit:?}) still holding the claim as {owner}",
-                            exec.0, instance.0
-                        ));
-                    }
-                }
-            }
-            _ => {}
+            ModelEvent::ClaimGranted { instance, task: Some(task), .. }
+            | ModelEvent::ClaimRefused { instance, task: Some(task), .. } => (*task, *instance),
+            _ => return Check::Ok,
+        };
+        if let Some((held, owner, epoch)) = self.still_held(task, next) {
+            return Check::Fail(format!(
+                "task {task} asked for instance {}'s claim while still holding instance {}'s (owner {owner}, epoch {epoch}): its previous execution ended without releasing (R9)",
+                next.0, held.0
+            ));
+        }
+        if let ModelEvent::ClaimGranted { instance, owner, epoch, .. } = &event.kind {
+            self.grants.entry(task).or_default().push((*instance, *owner, *epoch));
         }
         Check::Ok
     }
@@ -78,44 +97,93 @@ impl Checker<ModelEvent, ModelView> for ExitsRelease {
 mod tests {
     use super::*;
     use crate::checkers::testing::{fails, feed};
-    use crate::event::Exit;
-    use crate::ids::{ProcessId, ResumePath};
+    use crate::event::WriteKind;
+    use crate::ids::{ExecId, ProcessId, ResumePath};
 
-    fn grant() -> ModelEvent {
+    fn owner() -> OwnerId {
+        OwnerId::lane(ProcessId(1), 0)
+    }
+
+    fn granted(instance: u32, epoch: u64, task: u64) -> ModelEvent {
         ModelEvent::ClaimGranted {
-            instance: InstanceId(0),
-            exec: ExecId(1),
-            owner: OwnerId::lane(ProcessId(1), 0),
+            instance: InstanceId(instance),
+            exec: ExecId(epoch as u32),
+            owner: owner(),
             process: Some(ProcessId(1)),
             path: ResumePath::Relay,
             previous: None,
             stale_age_ns: None,
-            epoch: 1,
-            task: None,
+            epoch,
+            task: Some(task),
         }
     }
 
-    fn ended() -> ModelEvent {
-        ModelEvent::ExecutionEnded { instance: InstanceId(0), exec: ExecId(1), exit: Exit::ValidationError }
-    }
-
-    #[test]
-    fn fires_on_an_error_exit_that_kept_the_claim() {
-        assert!(fails(&feed(&mut ExitsRelease::default(), vec![(1, grant()), (2, ended())])));
-    }
-
-    #[test]
-    fn accepts_an_exit_after_release() {
-        let release = ModelEvent::RowWritten {
-            instance: InstanceId(0),
-            write: WriteKind::Release,
+    fn row(instance: u32, write: WriteKind, owner: Option<OwnerId>, epoch: u64) -> ModelEvent {
+        ModelEvent::RowWritten {
+            instance: InstanceId(instance),
+            write,
             by: Some(ExecId(1)),
-            writer: Some(OwnerId::lane(ProcessId(1), 0)),
-            owner: None,
+            writer: Some(super::tests::owner()),
+            owner,
             version: 0,
+            epoch,
             parked: false,
-            epoch: 1,
+        }
+    }
+
+    #[test]
+    fn a_lane_that_moves_on_still_holding_a_claim_fails() {
+        let history = vec![
+            (1, granted(0, 1, 7)),
+            (2, row(0, WriteKind::Claim, Some(owner()), 1)),
+            // The step failed and the release was skipped; the lane takes its next work.
+            (3, granted(1, 1, 7)),
+        ];
+        assert!(fails(&feed(&mut ExitsRelease::default(), history)));
+    }
+
+    #[test]
+    fn a_refused_claim_on_the_next_instance_also_shows_the_leak() {
+        let refused = ModelEvent::ClaimRefused {
+            instance: InstanceId(1),
+            exec: ExecId(2),
+            owner: owner(),
+            path: ResumePath::Relay,
+            holder: OwnerId::lane(ProcessId(2), 0),
+            task: Some(7),
         };
-        assert_eq!(feed(&mut ExitsRelease::default(), vec![(1, grant()), (2, release), (3, ended())]), Check::Ok);
+        let history = vec![(1, granted(0, 1, 7)), (2, row(0, WriteKind::Claim, Some(owner()), 1)), (3, refused)];
+        assert!(fails(&feed(&mut ExitsRelease::default(), history)));
+    }
+
+    #[test]
+    fn a_released_claim_lets_the_lane_move_on() {
+        let history = vec![
+            (1, granted(0, 1, 7)),
+            (2, row(0, WriteKind::Claim, Some(owner()), 1)),
+            (3, row(0, WriteKind::Release, None, 1)),
+            (4, granted(1, 1, 7)),
+        ];
+        assert_eq!(feed(&mut ExitsRelease::default(), history), Check::Ok);
+    }
+
+    #[test]
+    fn a_claim_taken_over_by_another_grant_is_not_the_old_task_s_leak() {
+        let history = vec![
+            (1, granted(0, 1, 7)),
+            (2, row(0, WriteKind::Claim, Some(owner()), 1)),
+            // Swept, then granted again elsewhere: the row no longer shows task 7's grant.
+            (3, row(0, WriteKind::Sweep, None, 1)),
+            (4, row(0, WriteKind::Claim, Some(OwnerId::lane(ProcessId(2), 1)), 2)),
+            (5, granted(1, 1, 7)),
+        ];
+        assert_eq!(feed(&mut ExitsRelease::default(), history), Check::Ok);
+    }
+
+    #[test]
+    fn different_tasks_each_hold_their_own_claims() {
+        let history =
+            vec![(1, granted(0, 1, 7)), (2, row(0, WriteKind::Claim, Some(owner()), 1)), (3, granted(1, 1, 8))];
+        assert_eq!(feed(&mut ExitsRelease::default(), history), Check::Ok);
     }
 }
