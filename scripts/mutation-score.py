@@ -2,7 +2,7 @@
 """Mutation score of the model's protocol components against the built-in checkers.
 
 Draws N mutants (cargo-mutants' own list, sampled with a fixed seed) from the files that
-implement the protocol, runs each against `tests/mutation_sweep.rs` (every built-in
+implement the protocol, runs each against `model/tests/mutation_sweep.rs` (every built-in
 scenario over a fixed seed range), and sorts them by what caught them:
 
   checker   a checker found a violation (what we want)
@@ -66,7 +66,7 @@ def main():
     run = subprocess.run(
         [
             "cargo", "mutants", "--package", "sutra-sim-model", *files, "--re", regex,
-            "--test-package", "sutra-sim", "--profile", "mutants", "--jobs", str(a.jobs),
+            "--profile", "mutants", "--jobs", str(a.jobs),
             "--output", a.output, "--no-shuffle",
             "--", "--test", "mutation_sweep", "--", "--include-ignored",
         ],
