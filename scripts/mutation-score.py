@@ -57,9 +57,9 @@ def main():
     listed = cargo_mutants(["--list", "--json", "--package", "sutra-sim-model", *files])
     if listed.returncode != 0:
         sys.exit(f"cargo mutants --list failed:\n{listed.stderr}")
-    names = sorted(m["name"] for m in json.loads(listed.stdout))
+    names = sorted({m["name"] for m in json.loads(listed.stdout)})
     drawn = sorted(random.Random(a.seed).sample(names, min(a.count, len(names))))
-    print(f"{len(drawn)} of {len(names)} mutants drawn with seed {a.seed}", flush=True)
+    print(f"{len(drawn)} of {len(names)} mutant names drawn with seed {a.seed} (a name can cover several mutants)", flush=True)
 
     regex = "^(" + "|".join(re.escape(n) for n in drawn) + ")$"
     env = dict(os.environ, SUTRA_SIM_MUTATION_SEEDS=str(a.seeds_per_scenario))
@@ -103,9 +103,9 @@ def main():
         print(f"{kind:9} {by:24} {name}")
     counts = {k: sum(1 for r in rows if r[0] == k) for k in ("checker", "crash", "missed", "timeout", "unviable")}
     viable = len(rows) - counts["unviable"]
-    print(json.dumps({"drawn": len(drawn), "viable": viable, **counts}))
+    print(json.dumps({"drawn_names": len(drawn), "mutants": len(rows), "viable": viable, **counts}))
     return run.returncode
 
 
 if __name__ == "__main__":
-    sys.exit(main() if True else 0)
+    sys.exit(main())
