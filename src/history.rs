@@ -45,7 +45,7 @@ pub struct Header {
     pub strategy: String,
     /// The run's fingerprint, 16 hex digits (as `run` prints it).
     pub fingerprint: String,
-    /// `pass`, `violation`, `hang`, `crash` or `budget-exceeded`.
+    /// `pass`, `violation`, `hang`, `budget` or `crash` (as `run --json` says).
     pub verdict: String,
     /// The checker that failed, if one did.
     pub checker: Option<String>,
