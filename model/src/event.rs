@@ -2,6 +2,12 @@
 //! the truth of every write (claims, commits, releases, sweeps), the lanes report their
 //! executions from claim to exit, and the environment reports every fault it injects.
 //! Events carry facts, never which mutant is on.
+//!
+//! Not every event is equally believable: [`ModelEvent::source`] says who emits each kind —
+//! a [`Witness`] (the store, the broker, the executor and its environment) or the code
+//! under test telling its own story ([`Source::Narrative`]), which a bug can falsify.
+//! Built-in safety and liveness checkers read witnesses only (issue #12), and a run's
+//! exported history (`--history`, `docs/history.md`) holds witness events only.
 
 use serde::{Deserialize, Serialize};
 use sutra_sim_core::{EventKind, SnapshotUse};
@@ -113,7 +119,7 @@ pub enum LaneAction {
 
 /// One event of the Sutra model. Field names are the model's vocabulary and read the same
 /// everywhere: `instance`, `exec` (execution), `owner`, `process`, `path` (resume path),
-/// `holder` (who has the claim), versions as committed step counts, times in `_ms`.
+/// `holder` (who has the claim), versions as committed step counts, times and spans in `_ns`.
 #[allow(missing_docs)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ModelEvent {
