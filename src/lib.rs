@@ -4,7 +4,7 @@
 //! This crate is the facade: it re-exports the simulator core ([`core`]), the Sutra model
 //! ([`model`]) and the minimiser ([`shrink`]), and holds the orchestration the command
 //! line uses — sweeps over many seeds ([`sweep`]), their reports ([`report`]), and safe
-//! file output ([`files`]) — and what turns a failing seed into something a person can
+//! file output ([`files`]), a run's witness events as JSON Lines ([`history`]) — and what turns a failing seed into something a person can
 //! read: reproducer files ([`reproducer`]), replay ([`replay`]), shrinking ([`shrinking`]),
 //! the story of a failure ([`story`]) and its Perfetto timeline ([`perfetto`]).
 //!
@@ -16,6 +16,7 @@
 pub mod determinism;
 pub mod fault_events;
 pub mod files;
+pub mod history;
 pub mod knobs;
 pub mod perfetto;
 pub mod plugin;

@@ -30,6 +30,10 @@ enum Command {
         /// Write a Perfetto/Chrome trace-event timeline.
         #[arg(long)]
         perfetto: Option<PathBuf>,
+        /// Write every witness event of the replayed run (store, broker, executor) as JSON
+        /// Lines after a header line; the schema is docs/history.md.
+        #[arg(long, value_name = "FILE")]
+        history: Option<PathBuf>,
         /// Write the run's log to stderr: every event as a `tracing` record stamped with
         /// simulated time and node, filtered by `RUST_LOG`-style directives taken from
         /// `RUST_LOG` (default `debug`, all of it).
@@ -123,8 +127,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => commands::run::run(args),
         Command::Sweep(args) => commands::sweep::sweep_command(args),
-        Command::Replay { file, trace, perfetto, log, json } => {
-            commands::replay::replay(&file, trace, perfetto, log, json)
+        Command::Replay { file, trace, perfetto, history, log, json } => {
+            commands::replay::replay(&file, trace, commands::replay::ReplayOutputs { perfetto, history }, log, json)
         }
         Command::Shrink { file, scenario, seed, mutant, output, time_budget, json } => {
             commands::shrink::shrink(commands::shrink::ShrinkArgs {

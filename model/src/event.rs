@@ -2,6 +2,12 @@
 //! the truth of every write (claims, commits, releases, sweeps), the lanes report their
 //! executions from claim to exit, and the environment reports every fault it injects.
 //! Events carry facts, never which mutant is on.
+//!
+//! Not every event is equally believable: [`ModelEvent::source`] says who emits each kind —
+//! a [`Witness`] (the store, the broker, the executor and its environment) or the code
+//! under test telling its own story ([`Source::Narrative`]), which a bug can falsify.
+//! Built-in safety and liveness checkers read witnesses only (issue #12), and a run's
+//! exported history (`--history`, `docs/history.md`) holds witness events only.
 
 use serde::{Deserialize, Serialize};
 use sutra_sim_core::{EventKind, SnapshotUse};
@@ -113,7 +119,7 @@ pub enum LaneAction {
 
 /// One event of the Sutra model. Field names are the model's vocabulary and read the same
 /// everywhere: `instance`, `exec` (execution), `owner`, `process`, `path` (resume path),
-/// `holder` (who has the claim), versions as committed step counts, times in `_ms`.
+/// `holder` (who has the claim), versions as committed step counts, times and spans in `_ns`.
 #[allow(missing_docs)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ModelEvent {
@@ -295,8 +301,243 @@ pub enum ModelEvent {
     BounceMeter { relay: u32, timer: u32 },
 }
 
+/// A component whose events a checker may believe: it reports what it did, not what the
+/// code under test says about itself (issue #12, DESIGN.md §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Witness {
+    /// The store: every read, grant, refusal, commit, rejection, release, sweep, lease
+    /// grant and renewal, timer-row, task-row and outbox write, at the store's time.
+    Store,
+    /// The broker: deliveries, acks, requeues and reclaims of relays, by message id.
+    Broker,
+    /// The executor and the environment it runs: node crashes, pauses, resumptions and
+    /// restarts, clock skews, fault injections, the workload's requests, the run's phases,
+    /// and the turns of the simulator's state-lane primitive.
+    Executor,
+}
+
+impl Witness {
+    /// `store`, `broker` or `executor`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Witness::Store => "store",
+            Witness::Broker => "broker",
+            Witness::Executor => "executor",
+        }
+    }
+}
+
+/// Who emits an event: a [`Witness`], or the code under test telling its own story.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Source {
+    /// A witness: the store, the broker or the executor.
+    Witness(Witness),
+    /// A self-report of the code under test (its lanes, its operator, its binding table).
+    /// Stories and timelines show these; no built-in safety or liveness checker's verdict
+    /// may depend on one, since a bug can make the code misreport itself.
+    Narrative,
+}
+
+impl Source {
+    /// `store`, `broker`, `executor` or `narrative`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Witness(w) => w.as_str(),
+            Source::Narrative => "narrative",
+        }
+    }
+
+    /// True for a witness.
+    pub fn is_witness(self) -> bool {
+        matches!(self, Source::Witness(_))
+    }
+}
+
+impl ModelEvent {
+    /// Who emits this event. Exhaustive on purpose: a new variant does not compile until it
+    /// is classified here.
+    pub fn source(&self) -> Source {
+        use ModelEvent::*;
+        use Witness::*;
+        match self {
+            // The store's own writes and answers (the relay outbox is the store's: a step's
+            // next relay is published with its commit; the first one with the instance row).
+            InstanceCompleted { .. }
+            | RelayPublished { .. }
+            | TimerScheduled { .. }
+            | TaskParked { .. }
+            | TaskLocked { .. }
+            | TaskCompleted { .. }
+            | ClaimGranted { .. }
+            | ClaimRefused { .. }
+            | StoreRead { .. }
+            | CommitAccepted { .. }
+            | CommitRejected { .. }
+            | RowWritten { .. }
+            | Released { .. }
+            | MigrationCommitted { .. }
+            | Swept { .. }
+            | LeaseAcquired { .. } => Source::Witness(Store),
+            RelayDelivered { .. } | RelayAcked { .. } | RelayRequeued { .. } | RelayReclaimed { .. } => {
+                Source::Witness(Broker)
+            }
+            // The environment: what the harness did to the world and asked of it. The
+            // workload (the harness's client) creates the instances; the state-lane
+            // primitive is the simulator's (`sutra_sim_core::StateLane`), and its observer
+            // reports submissions and turns as the executor sees them, like task starts
+            // and ends — not what the model says about its lanes.
+            InstanceStarted { .. }
+            | Lane { .. }
+            | ReplicaCrashed { .. }
+            | ReplicaRestarted { .. }
+            | ReplicaPaused { .. }
+            | ReplicaResumed { .. }
+            | ClockSkewed { .. }
+            | FaultInjected { .. }
+            | SwarmSelected { .. }
+            | Healed => Source::Witness(Executor),
+            // The code under test about itself.
+            Dispatched { .. }
+            | ClaimAttempt { .. }
+            | Refusal { .. }
+            | Rehydrated { .. }
+            | StepStarted { .. }
+            | StepEnded { .. }
+            | ExecutionEnded { .. }
+            | MigrationRequested { .. }
+            | BindingChanged { .. }
+            | SnapshotUsed { .. }
+            | BounceMeter { .. } => Source::Narrative,
+        }
+    }
+
+    /// An event with tag `tag` (its fields are placeholders), or `None` if no event has it:
+    /// how [`tag::name`] and [`tag::source`] name a tag with the variant's own
+    /// [`EventKind::name`] and [`ModelEvent::source`]. A test checks that every variant has
+    /// one here, under its own tag.
+    pub fn example(tag: u8) -> Option<ModelEvent> {
+        use crate::faults::kind::FaultKind;
+        use ModelEvent::*;
+        let (instance, exec, message, process) = (InstanceId(0), ExecId(0), MessageId(0), ProcessId(0));
+        let (owner, path, code) = (OwnerId(0), ResumePath::Relay, Code::ResumeClaimHeld);
+        let fault = FaultKind::ALL[0];
+        let used = SnapshotUse { cell: sutra_sim_core::CellId(0), read_version: 0, current_version: 0, settled: true };
+        Some(match tag {
+            tag::INSTANCE_STARTED => InstanceStarted { instance, steps: 0 },
+            tag::INSTANCE_COMPLETED => InstanceCompleted { instance },
+            tag::RELAY_PUBLISHED => RelayPublished { instance, message, step: 0 },
+            tag::RELAY_DELIVERED => RelayDelivered { instance, message, process, redelivery: false, duplicate: false },
+            tag::RELAY_ACKED => RelayAcked { instance, message },
+            tag::RELAY_REQUEUED => RelayRequeued { instance, message },
+            tag::RELAY_RECLAIMED => RelayReclaimed { instance, message, process },
+            tag::TIMER_SCHEDULED => TimerScheduled { instance, step: 0, due_ns: 0 },
+            tag::DISPATCHED => Dispatched { instance, exec, path, process, lane: 0, misrouted: false },
+            tag::TASK_PARKED => TaskParked { instance, step: 0 },
+            tag::TASK_LOCKED => TaskLocked { instance, worker: 0 },
+            tag::TASK_COMPLETED => TaskCompleted { instance, worker: 0 },
+            tag::CLAIM_ATTEMPT => ClaimAttempt { instance, exec, owner, path },
+            tag::CLAIM_GRANTED => ClaimGranted {
+                instance,
+                exec,
+                owner,
+                process: None,
+                path,
+                previous: None,
+                stale_age_ns: None,
+                epoch: 0,
+                task: None,
+            },
+            tag::CLAIM_REFUSED => ClaimRefused { instance, exec, owner, path, holder: owner, task: None },
+            tag::REFUSAL => Refusal { instance, exec, path, code, reaction: Reaction::Requeued },
+            tag::REHYDRATED => Rehydrated { instance, exec, version: 0 },
+            tag::STEP_STARTED => StepStarted { instance, exec, step: 0, slow: false },
+            tag::STEP_ENDED => StepEnded { instance, exec, error: None },
+            tag::COMMIT_ACCEPTED => CommitAccepted {
+                instance,
+                exec,
+                owner,
+                epoch: 0,
+                owner_before: None,
+                current_epoch: 0,
+                trigger: TriggerRef::TimerRow { expects: 0 },
+                based_on: 0,
+                version_before: 0,
+                version_after: 0,
+                task: None,
+            },
+            tag::COMMIT_REJECTED => CommitRejected { instance, exec, owner, epoch: 0, holder: None, task: None },
+            tag::ROW_WRITTEN => RowWritten {
+                instance,
+                write: WriteKind::Commit,
+                by: None,
+                writer: None,
+                owner: None,
+                version: 0,
+                epoch: 0,
+                parked: false,
+            },
+            tag::RELEASED => {
+                Released { instance, exec, owner, epoch: 0, current_epoch: 0, released: false, task: None }
+            }
+            tag::EXECUTION_ENDED => ExecutionEnded { instance, exec, exit: Exit::Committed },
+            tag::SWEPT => Swept { instance, owner, epoch: 0, age_ns: 0, by: process, lease_held: false, task: None },
+            tag::LEASE_ACQUIRED => LeaseAcquired { process, until_ns: 0, renewal: false, task: None },
+            tag::MIGRATION_REQUESTED => MigrationRequested { instance, exec, process, to_lane: 0 },
+            tag::BINDING_CHANGED => BindingChanged { process, instance, lane: None },
+            tag::SNAPSHOT_USED => SnapshotUsed { process, instance, used },
+            tag::LANE => Lane { process, component: Component::Bindings, action: LaneAction::Submitted(0) },
+            tag::REPLICA_CRASHED => ReplicaCrashed { replica: 0, process },
+            tag::REPLICA_RESTARTED => ReplicaRestarted { replica: 0, process },
+            tag::REPLICA_PAUSED => ReplicaPaused { replica: 0, process, for_ns: 0 },
+            tag::REPLICA_RESUMED => ReplicaResumed { replica: 0, process },
+            tag::CLOCK_SKEWED => ClockSkewed { replica: 0, offset_ms: 0 },
+            tag::FAULT_INJECTED => FaultInjected { fault, replica: None, detail_ns: 0 },
+            tag::SWARM_SELECTED => SwarmSelected { enabled: Vec::new() },
+            tag::HEALED => Healed,
+            tag::BOUNCE_METER => BounceMeter { relay: 0, timer: 0 },
+            tag::STORE_READ => StoreRead {
+                instance,
+                exec,
+                claim_owner: owner,
+                claim_epoch: 0,
+                owner: None,
+                epoch: 0,
+                version: 0,
+                task: None,
+            },
+            tag::MIGRATION_COMMITTED => {
+                MigrationCommitted { instance, exec, owner, epoch: 0, current_epoch: 0, done: false, task: None }
+            }
+            _ => return None,
+        })
+    }
+}
+
 /// Event tags ([`EventKind::tag`]): one per variant, for checkers' interest masks.
 pub mod tag {
+    /// How many tags there are: every tag is below this, and every number below it is a tag.
+    pub const COUNT: u8 = 41;
+
+    /// The kebab-case name of the events with tag `tag` (as [`sutra_sim_core::EventKind::name`]
+    /// gives it), or `None` if no event has that tag.
+    pub fn name(tag: u8) -> Option<&'static str> {
+        use sutra_sim_core::EventKind;
+        super::ModelEvent::example(tag).map(|e| e.name())
+    }
+
+    /// Who emits the events with tag `tag` ([`super::ModelEvent::source`]), or `None` if no
+    /// event has that tag.
+    pub fn source(tag: u8) -> Option<super::Source> {
+        super::ModelEvent::example(tag).map(|e| e.source())
+    }
+
+    /// The tags set in an interest mask ([`sutra_sim_core::Checker::interest`]), in tag
+    /// order; bits that name no event are left out.
+    pub fn in_mask(mask: u64) -> Vec<u8> {
+        (0..COUNT).filter(|t| mask & (1u64 << t) != 0).collect()
+    }
+
     /// [`super::ModelEvent::InstanceStarted`].
     pub const INSTANCE_STARTED: u8 = 0;
     /// [`super::ModelEvent::InstanceCompleted`].
@@ -561,5 +802,114 @@ pub fn millis_text(ns: u64) -> String {
     } else {
         let digits = format!("{frac:06}");
         format!("{whole}.{}ms", digits.trim_end_matches('0'))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names of `ModelEvent`'s variants as its derived `Deserialize` declares them: a
+    /// deserializer that answers nothing but records the list it is handed.
+    fn variant_names() -> Vec<&'static str> {
+        struct Capture(std::cell::Cell<&'static [&'static str]>);
+        #[derive(Debug)]
+        struct Stop;
+        impl std::fmt::Display for Stop {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("stop")
+            }
+        }
+        impl std::error::Error for Stop {}
+        impl serde::de::Error for Stop {
+            fn custom<T: std::fmt::Display>(_: T) -> Self {
+                Stop
+            }
+        }
+        impl<'de> serde::Deserializer<'de> for &Capture {
+            type Error = Stop;
+            fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Stop> {
+                Err(Stop)
+            }
+            fn deserialize_enum<V: serde::de::Visitor<'de>>(
+                self,
+                _: &'static str,
+                variants: &'static [&'static str],
+                _: V,
+            ) -> Result<V::Value, Stop> {
+                self.0.set(variants);
+                Err(Stop)
+            }
+            serde::forward_to_deserialize_any! {
+                bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
+                unit_struct newtype_struct seq tuple tuple_struct map struct identifier ignored_any
+            }
+        }
+        let capture = Capture(std::cell::Cell::new(&[]));
+        let _ = ModelEvent::deserialize(&capture);
+        capture.0.get().to_vec()
+    }
+
+    /// The name of an event's variant (its `Debug` form starts with it, as serde's does).
+    fn variant_of(e: &ModelEvent) -> String {
+        format!("{e:?}").split([' ', '{', '(']).next().unwrap().to_string()
+    }
+
+    #[test]
+    fn every_tag_below_count_has_an_example_under_that_tag_and_none_above() {
+        for t in 0..tag::COUNT {
+            let e = ModelEvent::example(t).unwrap_or_else(|| panic!("tag {t} has no example"));
+            assert_eq!(e.tag(), t, "the example for tag {t} is {e:?}");
+        }
+        for t in tag::COUNT..=u8::MAX {
+            assert!(ModelEvent::example(t).is_none(), "tag {t} is not below tag::COUNT");
+        }
+    }
+
+    #[test]
+    fn every_variant_has_an_example_so_every_variant_has_a_named_classified_tag() {
+        let variants = variant_names();
+        assert_eq!(variants.len(), usize::from(tag::COUNT), "tag::COUNT is the number of variants");
+        let examples: Vec<String> = (0..tag::COUNT).map(|t| variant_of(&ModelEvent::example(t).unwrap())).collect();
+        for v in variants {
+            assert!(examples.iter().any(|e| e == v), "variant {v} has no example (ModelEvent::example)");
+        }
+    }
+
+    #[test]
+    fn tag_names_are_unique_kebab_case() {
+        let names: Vec<&str> = (0..tag::COUNT).map(|t| tag::name(t).unwrap()).collect();
+        for (i, n) in names.iter().enumerate() {
+            assert!(n.chars().all(|c| c.is_ascii_lowercase() || c == '-'), "{n} is not kebab-case");
+            assert!(!names[..i].contains(n), "{n} names two tags");
+        }
+        assert_eq!(tag::name(tag::CLAIM_GRANTED), Some("claim-granted"));
+        assert_eq!(tag::name(tag::COUNT), None);
+    }
+
+    #[test]
+    fn the_self_reports_of_issue_12_are_narrative_and_the_rest_are_witnesses() {
+        let narrative: Vec<&str> =
+            (0..tag::COUNT).filter(|t| !tag::source(*t).unwrap().is_witness()).map(|t| tag::name(t).unwrap()).collect();
+        assert_eq!(
+            narrative,
+            [
+                "dispatched",
+                "claim-attempt",
+                "refusal",
+                "rehydrated",
+                "step-started",
+                "step-ended",
+                "execution-ended",
+                "migration-requested",
+                "binding-changed",
+                "snapshot-used",
+                "bounce-meter",
+            ]
+        );
+        assert_eq!(tag::source(tag::COMMIT_ACCEPTED), Some(Source::Witness(Witness::Store)));
+        assert_eq!(tag::source(tag::RELAY_REQUEUED), Some(Source::Witness(Witness::Broker)));
+        assert_eq!(tag::source(tag::REPLICA_CRASHED), Some(Source::Witness(Witness::Executor)));
+        assert_eq!(tag::source(tag::LANE), Some(Source::Witness(Witness::Executor)));
     }
 }

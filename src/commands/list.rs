@@ -12,9 +12,25 @@ pub fn list(what: &str, json: bool) -> Outcome {
         "scenarios" => {
             Scenario::all_built_in().iter().map(|s| json!({"name": s.name, "description": s.description})).collect()
         }
+        // What each checker reads and who emits it: a verdict rests on witnesses only when
+        // none of its inputs is a narrative (self-report) event.
         "checkers" => checkers::registry()
             .specs()
-            .map(|s| json!({"name": s.name, "kind": s.kind.as_str(), "rules": s.rules, "description": s.description}))
+            .map(|s| {
+                let inputs = checkers::inputs(s);
+                let reads: Vec<serde_json::Value> = inputs
+                    .iter()
+                    .map(|i| json!({"event": i.name, "tag": i.tag, "emitter": i.source.as_str()}))
+                    .collect();
+                json!({
+                    "name": s.name,
+                    "kind": s.kind.as_str(),
+                    "rules": s.rules,
+                    "description": s.description,
+                    "reads": reads,
+                    "witnesses_only": inputs.iter().all(|i| i.source.is_witness()),
+                })
+            })
             .collect(),
         "faults" => sutra_sim_model::faults::FaultKind::ALL
             .iter()

@@ -17,9 +17,18 @@ use sutra_sim::story;
 
 use super::*;
 
-pub fn replay(file: &std::path::Path, trace: bool, perfetto: Option<PathBuf>, log: bool, json: bool) -> Outcome {
+/// The outputs `replay` may write besides its report.
+pub struct ReplayOutputs {
+    /// A Perfetto timeline.
+    pub perfetto: Option<PathBuf>,
+    /// The run's witness events as JSON Lines ([`sutra_sim::history`]).
+    pub history: Option<PathBuf>,
+}
+
+pub fn replay(file: &std::path::Path, trace: bool, outputs: ReplayOutputs, log: bool, json: bool) -> Outcome {
+    let ReplayOutputs { perfetto, history } = outputs;
     let reproducer = Reproducer::load(file).map_err(|e| Usage(e.0))?;
-    check_outputs(&[("--perfetto", perfetto.as_ref())])?;
+    check_outputs(&[("--perfetto", perfetto.as_ref()), ("--history", history.as_ref())])?;
     let replayed = logged(log, || replay_reproducer(&reproducer, &CheckerSet::built_in(), true))?.map_err(|e| {
         Usage(format!(
             "{}: {e} (a reproducer of your own checkers replays in your program: sutra_sim::replay)",
@@ -30,6 +39,16 @@ pub fn replay(file: &std::path::Path, trace: bool, perfetto: Option<PathBuf>, lo
     if let Some(path) = &perfetto {
         let title = format!("{} (seed {})", file.display(), reproducer.seed);
         sutra_sim::perfetto::write(out, reproducer.scenario.topology.lanes, &title, path)
+            .map_err(|e| Usage(format!("cannot write {}: {e}", path.display())))?;
+    }
+    if let Some(path) = &history {
+        let info = sutra_sim::history::RunInfo {
+            scenario: &reproducer.scenario.name,
+            seed: reproducer.seed,
+            mutant: reproducer.mutant.map(|m| m.name()),
+            strategy: reproducer.strategy.label(),
+        };
+        sutra_sim::history::write(&info, out, path)
             .map_err(|e| Usage(format!("cannot write {}: {e}", path.display())))?;
     }
     let told = story::tell(out);
@@ -71,6 +90,9 @@ pub fn replay(file: &std::path::Path, trace: bool, perfetto: Option<PathBuf>, lo
         }
         if let Some(path) = &perfetto {
             doc.insert("perfetto".into(), json!(path.display().to_string()));
+        }
+        if let Some(path) = &history {
+            doc.insert("history".into(), json!(path.display().to_string()));
         }
         println!("{}", serde_json::to_string_pretty(&doc).expect("documents serialise"));
     } else {

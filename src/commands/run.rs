@@ -28,6 +28,10 @@ pub struct RunArgs {
     /// Write a Perfetto/Chrome trace-event timeline.
     #[arg(long)]
     pub perfetto: Option<PathBuf>,
+    /// Write every witness event of the run (store, broker, executor), pass or fail, as
+    /// JSON Lines after a header line; the schema is docs/history.md.
+    #[arg(long, value_name = "FILE")]
+    pub history: Option<PathBuf>,
     /// Run only this checker (repeatable); by default the scenario's checkers, or all.
     #[arg(long = "checker", value_name = "NAME")]
     pub checker: Vec<String>,
@@ -56,6 +60,7 @@ pub fn run(args: RunArgs) -> Outcome {
         mutant,
         strategy,
         perfetto,
+        history,
         checker: only,
         skip_checker: skip,
         log,
@@ -64,12 +69,17 @@ pub fn run(args: RunArgs) -> Outcome {
     } = args;
     let scenario_arg = scenario_arg.as_str();
     let scenario = scenario_arg::resolve_one(scenario_arg).map_err(|e| Usage(e.0))?;
-    check_outputs(&[("--perfetto", perfetto.as_ref())])?;
+    check_outputs(&[("--perfetto", perfetto.as_ref()), ("--history", history.as_ref())])?;
     let checkers = CheckerSet::built_in().only(only).and_then(|c| c.skip(skip)).map_err(|e| Usage(e.0))?;
     let judges = checkers.build_for(&scenario).map_err(|e| Usage(e.0))?;
     let mutant = parse_mutant(mutant)?;
     let strategy = parse_strategy(strategy)?;
-    let options = RunOptions { entropy: EntropyMode::Seed(seed), strategy, mutant, keep_trace: perfetto.is_some() };
+    let options = RunOptions {
+        entropy: EntropyMode::Seed(seed),
+        strategy,
+        mutant,
+        keep_trace: perfetto.is_some() || history.is_some(),
+    };
     let out = logged(log, || sutra_sim_model::run_with(&scenario, &options, judges))?;
     // Twice more, each with fresh checkers and a fresh world: the first event where the two
     // runs part is where a wall clock, a HashMap's order or a static leaked in.
@@ -81,6 +91,16 @@ pub fn run(args: RunArgs) -> Outcome {
     if let Some(path) = &perfetto {
         let title = format!("{} seed {seed}", scenario.name);
         sutra_sim::perfetto::write(&out, scenario.topology.lanes, &title, path)
+            .map_err(|e| Usage(format!("cannot write {}: {e}", path.display())))?;
+    }
+    if let Some(path) = &history {
+        let info = sutra_sim::history::RunInfo {
+            scenario: &scenario.name,
+            seed,
+            mutant: mutant.map(|m| m.name()),
+            strategy: strategy.unwrap_or_else(|| scenario.strategy()).label(),
+        };
+        sutra_sim::history::write(&info, &out, path)
             .map_err(|e| Usage(format!("cannot write {}: {e}", path.display())))?;
     }
     let mut replay = checkers.replay_command(
