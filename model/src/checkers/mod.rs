@@ -108,8 +108,6 @@ mod tests {
     /// are rewritten on witnesses (issue #12, in parallel branches). Shrink this list as
     /// each lands: the test below fails for a listed checker that no longer needs it.
     const STILL_READING_NARRATIVE: &[&str] = &[
-        // execution-ended: the exit it judges is the lane's own report.
-        "exits-release",
         // claim-attempt, refusal (the declared reaction), rehydrated.
         "refusal-contract",
         // snapshot-used: the `settled` label is the model's own.
