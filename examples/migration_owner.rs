@@ -65,7 +65,9 @@ pub fn migration_owner_is_distinct() -> ModelCheckerSpec {
 }
 
 fn main() {
-    let checkers = CheckerSet::built_in().with(migration_owner_is_distinct());
+    // Only yours: the built-in owner-scope judges R15 too, and would report first.
+    let checkers =
+        CheckerSet::built_in().with(migration_owner_is_distinct()).only(["migration-owner-is-distinct"]).unwrap();
     // Unknown checker names in scenario files are refused here, listing the known ones.
     let scenarios = sutra_sim::scenario_arg::resolve_with("all", &checkers).unwrap();
     let mutant = std::env::args().nth(1).map(|name| Mutant::parse(&name).unwrap());
@@ -100,6 +102,8 @@ mod tests {
         let failure = SimTest::scenario("migration")
             .seeds(0..20)
             .checker(migration_owner_is_distinct())
+            // Only yours: the built-in owner-scope judges R15 too, and would report first.
+            .only_checkers(["migration-owner-is-distinct"])
             .mutant(Mutant::MigrateWithLaneOwner)
             .try_run()
             .unwrap_err();

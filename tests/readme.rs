@@ -67,6 +67,7 @@ fn the_walk_through_failure_is_what_simtest_prints() {
     let failure = SimTest::scenario("migration")
         .seeds(0..20)
         .checker(migration_owner::migration_owner_is_distinct())
+        .only_checkers(["migration-owner-is-distinct"])
         .mutant(Mutant::MigrateWithLaneOwner)
         .try_run()
         .unwrap_err()
@@ -85,7 +86,10 @@ fn the_walk_through_failure_is_what_simtest_prints() {
 
 /// The summary's first line and per-checker counts for the walk-through's sweep.
 fn walk_through_sweep(mutant: Option<Mutant>) -> String {
-    let checkers = CheckerSet::built_in().with(migration_owner::migration_owner_is_distinct());
+    let checkers = CheckerSet::built_in()
+        .with(migration_owner::migration_owner_is_distinct())
+        .only(["migration-owner-is-distinct"])
+        .unwrap();
     let scenarios = sutra_sim::scenario_arg::resolve_with("all", &checkers).unwrap();
     let plan = SweepPlan {
         scenarios,

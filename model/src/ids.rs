@@ -51,6 +51,12 @@ impl OwnerId {
         OwnerId(ADMIN_MARKER | u64::from(operation))
     }
 
+    /// True for a migration owner (the administrative marker). The store and the sweeper
+    /// never ask (R14); a checker of R15 does.
+    pub fn is_migration(self) -> bool {
+        self.0 & ADMIN_MARKER != 0
+    }
+
     /// The owner id as a readable string, e.g. `p7#lane-1`, `p7`, `admin!migrate-3`.
     /// Only stories and the deliberately careless sweeper mutant look at this.
     pub fn display_string(self) -> String {
@@ -141,5 +147,7 @@ mod tests {
         }
         assert_eq!(OwnerId::lane(ProcessId(7), 1).to_string(), "p7#lane-1");
         assert_eq!(OwnerId::migration(3).to_string(), "admin!migrate-3");
+        assert!(OwnerId::migration(3).is_migration());
+        assert!(!OwnerId::lane(ProcessId(7), 1).is_migration());
     }
 }

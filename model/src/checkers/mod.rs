@@ -2,17 +2,21 @@
 //! (sometimes-)properties. Every checker judges events and the read-only [`ModelView`]
 //! only — exactly what a user-written checker can see.
 
+pub mod commit_by_owner;
 pub mod coverage;
 pub mod eventual_completion;
 pub mod exits_release;
 pub mod lane_contract;
+pub mod lease_exclusive;
 pub mod linear_history;
 pub mod no_double_resume;
 pub mod no_stale_snapshot;
+pub mod owner_scope;
 pub mod parked_holds_no_claim;
 pub mod quiet_bounce_meter;
 pub mod refusal_contract;
 pub mod release_with_commit;
+pub mod stale_steal;
 pub mod sweep_by_age;
 
 #[cfg(test)]
@@ -26,8 +30,9 @@ use crate::view::ModelView;
 /// The registry type of this model.
 pub type ModelRegistry = Registry<ModelEvent, ModelView>;
 
-/// The safety and liveness checkers in the order of DESIGN.md §5, which is the order they
-/// judge each event: when one event breaks two rules, the first named here reports it.
+/// The safety and liveness checkers in the order of DESIGN.md §5 (the witness-based ones of
+/// issue #12 after the older always-checkers), which is the order they judge each event:
+/// when one event breaks two rules, the first named here reports it.
 pub fn built_in() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
     vec![
         no_double_resume::spec(),
@@ -39,6 +44,10 @@ pub fn built_in() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
         sweep_by_age::spec(),
         parked_holds_no_claim::spec(),
         lane_contract::spec(),
+        commit_by_owner::spec(),
+        stale_steal::spec(),
+        lease_exclusive::spec(),
+        owner_scope::spec(),
         eventual_completion::spec(),
         quiet_bounce_meter::spec(),
     ]

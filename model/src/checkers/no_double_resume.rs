@@ -1,27 +1,60 @@
-//! no-double-resume (always; R1, R2, R10–R12, R15): at no instant do two executions of one
-//! instance both hold a valid claim. A claim is valid from the winning conditional update
-//! until the execution's commit or release, or until the row's owner changes (a stale
-//! steal, a sweep). An execution that rehydrates without ever having been granted the
-//! claim skipped R1; one whose commit is accepted without a valid claim while another
-//! execution holds one is the same corruption reached by a different road. (Losing a claim
-//! between the grant and the read is allowed: a live-but-slow owner's read is harmless,
-//! its write is what R19 stops.)
+//! no-double-resume (always; R1, R2, R10–R12, R15), judged by claim epochs: two executions
+//! never both act — read, commit, release, migration write — under valid claims of one
+//! instance.
+//!
+//! Every grant raises the row's epoch (re-entrant ones included), so at any instant at
+//! most one claim of an instance is current: the epoch of its last grant, while the row is
+//! still owned. The checker follows the epoch and the owner from the store's own witnesses
+//! (`ClaimGranted`, `RowWritten`) and judges every act by the claim it names:
+//! - a claim naming epoch 0, or an epoch the store never granted to that owner, is acting
+//!   without a claim (R1);
+//! - a write the store *accepted* (commit, release, migration write) under an epoch that is
+//!   no longer current means someone else took a newer claim while this execution still
+//!   acted: the store's owner-only condition let it through because both claims were under
+//!   one owner id (R11), or the write was not conditional at all;
+//! - a read under an epoch superseded *within the same owner's unbroken tenure* is the same
+//!   owner acting in two places (a re-entrant grant went to someone else);
+//! - a re-entrant grant (the row already ours) sent by a different task than the one that
+//!   holds the current epoch is one owner id on two lanes: the double resume R11 forbids.
+//!
+//! A read under a claim lost to a stale steal or a sweep is allowed: the live-but-slow
+//! owner's read changes nothing, and its write is what R19 stops (judged above, and by
+//! `commit-by-owner`). Narrative events (`Rehydrated`, `ExecutionEnded`) are not read.
+//!
+//! A real bug that would still pass: a stale reader that never writes to the store but
+//! acts elsewhere on what it read (say, sends an external effect from a step whose commit
+//! is then rejected) — no store witness shows the effect.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
-use crate::dense::{DenseMap, DenseSet};
-use crate::event::{ModelEvent, WriteKind};
-use crate::ids::{ExecId, InstanceId, OwnerId};
+use crate::dense::DenseMap;
+use crate::event::ModelEvent;
+use crate::ids::{InstanceId, OwnerId};
 use crate::view::ModelView;
 
-/// The checker's state: valid claims per instance.
+/// What the store's witnesses say about one instance's row.
+#[derive(Clone, Copy, Debug, Default)]
+struct Row {
+    /// The row's epoch: that of its last grant (0: never granted).
+    epoch: u64,
+    /// The row's owner after its last write.
+    owner: Option<OwnerId>,
+    /// The task that sent the grant of `epoch`.
+    task: Option<u64>,
+    /// The first epoch of the current owner's unbroken tenure: the grant that took the row
+    /// from another owner or from nobody. Later re-entrant grants keep it.
+    tenure_from: u64,
+}
+
+/// The checker's state.
 #[derive(Default)]
 pub struct NoDoubleResume {
-    valid: DenseMap<InstanceId, Vec<(ExecId, OwnerId)>>,
-    /// Executions ever granted a claim (each belongs to one instance).
-    granted: DenseSet<ExecId>,
+    rows: DenseMap<InstanceId, Row>,
+    /// Every grant witnessed: (instance, epoch) → the owner it went to.
+    grants: BTreeMap<(InstanceId, u64), OwnerId>,
 }
 
 /// The registration.
@@ -29,26 +62,78 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
     CheckerSpec {
         name: "no-double-resume",
         kind: CheckerKind::Always,
-        description: "at no instant do two executions of one instance both hold a valid claim",
+        description:
+            "two executions never both act (read, commit, release, migrate) under valid claims of one instance",
         rules: &["R1", "R2", "R10", "R11", "R12", "R15"],
         factory: Arc::new(|| Box::new(NoDoubleResume::default())),
     }
 }
 
+/// Which act a store witness reports.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Act {
+    Read,
+    Commit,
+    Release,
+    Migration,
+}
+
+impl Act {
+    fn text(self) -> &'static str {
+        match self {
+            Act::Read => "read",
+            Act::Commit => "commit",
+            Act::Release => "release",
+            Act::Migration => "migration write",
+        }
+    }
+}
+
 impl NoDoubleResume {
-    fn holders(&mut self, instance: InstanceId) -> &mut Vec<(ExecId, OwnerId)> {
-        self.valid.get_or_insert_with(instance, Vec::new)
+    fn row(&mut self, instance: InstanceId) -> &mut Row {
+        self.rows.get_or_insert_with(instance, Row::default)
+    }
+
+    /// Judges one act under the claim (`owner`, `epoch`) that the store saw applied.
+    fn act(&mut self, instance: InstanceId, act: Act, owner: OwnerId, epoch: u64) -> Check {
+        if epoch == 0 || self.grants.get(&(instance, epoch)) != Some(&owner) {
+            return Check::Fail(format!(
+                "{owner} {} instance {} under epoch {epoch}, which the store never granted it: acting without a claim (R1)",
+                act.text(),
+                instance.0
+            ));
+        }
+        let row = *self.row(instance);
+        if epoch == row.epoch {
+            return Check::Ok;
+        }
+        let holder = row.owner.map_or_else(|| "nobody".to_string(), |o| o.to_string());
+        match act {
+            Act::Read if row.owner != Some(owner) || epoch < row.tenure_from => Check::Ok,
+            Act::Read => Check::Fail(format!(
+                "{owner} read instance {} under epoch {epoch} after a re-entrant grant of epoch {} to the same owner: one owner acting in two places (R11)",
+                instance.0, row.epoch
+            )),
+            _ => Check::Fail(format!(
+                "the store accepted a {} of instance {} by {owner} under epoch {epoch}, but epoch {} ({holder}) is current: two executions acted under one instance",
+                act.text(),
+                instance.0,
+                row.epoch
+            )),
+        }
     }
 }
 
 impl Checker<ModelEvent, ModelView> for NoDoubleResume {
     fn interest(&self) -> u64 {
+        use crate::event::tag;
         sutra_sim_core::tag_mask(&[
-            crate::event::tag::CLAIM_GRANTED,
-            crate::event::tag::ROW_WRITTEN,
-            crate::event::tag::REHYDRATED,
-            crate::event::tag::COMMIT_ACCEPTED,
-            crate::event::tag::EXECUTION_ENDED,
+            tag::CLAIM_GRANTED,
+            tag::ROW_WRITTEN,
+            tag::STORE_READ,
+            tag::COMMIT_ACCEPTED,
+            tag::RELEASED,
+            tag::MIGRATION_COMMITTED,
         ])
     }
 
@@ -62,52 +147,45 @@ impl Checker<ModelEvent, ModelView> for NoDoubleResume {
 
     fn on_event(&mut self, event: &Event<ModelEvent>, _view: &ModelView) -> Check {
         match &event.kind {
-            ModelEvent::ClaimGranted { instance, exec, owner, previous, .. } => {
-                let holders = self.holders(*instance);
-                if *previous != Some(*owner) {
-                    // The row's owner changed: every earlier claim on it is void.
-                    holders.clear();
-                }
-                if let Some((other, _)) = holders.iter().find(|(e, _)| e != exec) {
+            ModelEvent::ClaimGranted { instance, owner, epoch, task, .. } => {
+                let row = self.row(*instance);
+                let reentrant = row.owner == Some(*owner);
+                if reentrant && task.is_some() && row.task.is_some() && *task != row.task {
                     return Check::Fail(format!(
-                        "instance {} claimed by execution {} (owner {owner}) while execution {} holds a valid claim under the same owner",
-                        instance.0, exec.0, other.0
+                        "instance {} re-claimed by {owner} from task {} while task {} holds epoch {} under the same owner: one owner id on two lanes (R11)",
+                        instance.0,
+                        task.unwrap_or_default(),
+                        row.task.unwrap_or_default(),
+                        row.epoch
                     ));
                 }
-                holders.push((*exec, *owner));
-                self.granted.insert(*exec);
+                if !reentrant {
+                    row.tenure_from = *epoch;
+                }
+                row.epoch = *epoch;
+                row.owner = Some(*owner);
+                row.task = *task;
+                self.grants.insert((*instance, *epoch), *owner);
             }
-            ModelEvent::RowWritten { instance, write, owner, .. } => {
-                let holders = self.holders(*instance);
-                match (write, owner) {
-                    (WriteKind::Claim, _) => {}
-                    (_, None) => holders.clear(),
-                    (_, Some(o)) => holders.retain(|(_, h)| h == o),
+            ModelEvent::RowWritten { instance, owner, .. } => {
+                let row = self.row(*instance);
+                // Only grants give a row an owner; every other write clears it.
+                if row.owner != *owner {
+                    row.owner = *owner;
+                    row.task = None;
                 }
             }
-            ModelEvent::Rehydrated { instance, exec, .. } if !self.granted.contains(*exec) => {
-                let holders = self.holders(*instance);
-                let others: Vec<String> = holders.iter().map(|(e, o)| format!("{} ({o})", e.0)).collect();
-                return Check::Fail(format!(
-                    "execution {} rehydrated instance {} without taking the claim first (R1){}",
-                    exec.0,
-                    instance.0,
-                    if others.is_empty() { String::new() } else { format!(" while {} holds one", others.join(", ")) }
-                ));
+            ModelEvent::StoreRead { instance, claim_owner, claim_epoch, .. } => {
+                return self.act(*instance, Act::Read, *claim_owner, *claim_epoch);
             }
-            ModelEvent::CommitAccepted { instance, exec, .. } => {
-                let holders = self.holders(*instance);
-                if !holders.iter().any(|(e, _)| e == exec) {
-                    if let Some((other, owner)) = holders.first() {
-                        return Check::Fail(format!(
-                            "execution {} committed instance {} without a valid claim while execution {} ({owner}) holds one",
-                            exec.0, instance.0, other.0
-                        ));
-                    }
-                }
+            ModelEvent::CommitAccepted { instance, owner, epoch, .. } => {
+                return self.act(*instance, Act::Commit, *owner, *epoch);
             }
-            ModelEvent::ExecutionEnded { instance, exec, .. } => {
-                self.holders(*instance).retain(|(e, _)| e != exec);
+            ModelEvent::Released { instance, owner, epoch, released: true, .. } => {
+                return self.act(*instance, Act::Release, *owner, *epoch);
+            }
+            ModelEvent::MigrationCommitted { instance, owner, epoch, done: true, .. } => {
+                return self.act(*instance, Act::Migration, *owner, *epoch);
             }
             _ => {}
         }
@@ -119,63 +197,145 @@ impl Checker<ModelEvent, ModelView> for NoDoubleResume {
 mod tests {
     use super::*;
     use crate::checkers::testing::{fails, feed};
-    use crate::event::ModelEvent as E;
-    use crate::ids::{ProcessId, ResumePath};
+    use crate::event::{ModelEvent as E, TriggerRef, WriteKind};
+    use crate::ids::{ExecId, MessageId, ProcessId, ResumePath};
 
-    fn grant(exec: u32, owner: OwnerId, previous: Option<OwnerId>) -> E {
+    const I: InstanceId = InstanceId(1);
+
+    fn grant(exec: u32, owner: OwnerId, previous: Option<OwnerId>, epoch: u64, task: u64) -> E {
         E::ClaimGranted {
-            instance: InstanceId(1),
+            instance: I,
             exec: ExecId(exec),
             owner,
             process: Some(ProcessId(1)),
             path: ResumePath::Relay,
             previous,
             stale_age_ns: None,
-            epoch: 1,
-            task: None,
+            epoch,
+            task: Some(task),
         }
     }
 
-    fn rehydrate(exec: u32) -> E {
-        E::Rehydrated { instance: InstanceId(1), exec: ExecId(exec), version: 0 }
+    fn read(exec: u32, owner: OwnerId, claim_epoch: u64, row_epoch: u64, task: u64) -> E {
+        E::StoreRead {
+            instance: I,
+            exec: ExecId(exec),
+            claim_owner: owner,
+            claim_epoch,
+            owner: Some(owner),
+            epoch: row_epoch,
+            version: 0,
+            task: Some(task),
+        }
+    }
+
+    fn commit(exec: u32, owner: OwnerId, epoch: u64, current_epoch: u64, task: u64) -> E {
+        E::CommitAccepted {
+            instance: I,
+            exec: ExecId(exec),
+            owner,
+            epoch,
+            owner_before: Some(owner),
+            current_epoch,
+            trigger: TriggerRef::Message(MessageId(1)),
+            based_on: 0,
+            version_before: 0,
+            version_after: 1,
+            task: Some(task),
+        }
+    }
+
+    fn written(owner: Option<OwnerId>, epoch: u64, write: WriteKind) -> E {
+        E::RowWritten { instance: I, write, by: None, writer: None, owner, version: 1, epoch, parked: false }
     }
 
     #[test]
-    fn fires_on_a_reentrant_grant_to_a_second_execution() {
+    fn fires_on_a_reentrant_grant_from_another_task() {
         let owner = OwnerId::process(ProcessId(1));
-        let history = vec![(1, grant(1, owner, None)), (2, rehydrate(1)), (3, grant(2, owner, Some(owner)))];
+        let history = vec![(1, grant(1, owner, None, 1, 10)), (2, grant(2, owner, Some(owner), 2, 11))];
         assert!(fails(&feed(&mut NoDoubleResume::default(), history)));
     }
 
     #[test]
-    fn fires_on_a_resume_without_a_claim() {
+    fn a_reentrant_grant_from_the_same_task_is_a_refresh() {
+        let owner = OwnerId::lane(ProcessId(1), 0);
+        let history = vec![
+            (1, grant(1, owner, None, 1, 10)),
+            (2, grant(2, owner, Some(owner), 2, 10)),
+            (3, read(2, owner, 2, 2, 10)),
+            (4, commit(2, owner, 2, 2, 10)),
+        ];
+        assert_eq!(feed(&mut NoDoubleResume::default(), history), Check::Ok);
+    }
+
+    #[test]
+    fn fires_on_a_read_without_a_claim() {
         let a = OwnerId::lane(ProcessId(1), 0);
-        let history = vec![(1, grant(1, a, None)), (2, rehydrate(2))];
+        assert!(fails(&feed(&mut NoDoubleResume::default(), vec![(1, read(1, a, 0, 0, 10))])));
+        // An epoch the store granted to someone else is no claim of ours either.
+        let b = OwnerId::lane(ProcessId(2), 0);
+        let history = vec![(1, grant(1, b, None, 1, 20)), (2, read(2, a, 1, 1, 10))];
         assert!(fails(&feed(&mut NoDoubleResume::default(), history)));
     }
 
     #[test]
-    fn accepts_a_stale_steal_and_serial_executions() {
+    fn fires_on_an_accepted_commit_under_a_superseded_epoch() {
+        // Release-before-commit: the claim was released, someone else claimed, and the
+        // unconditional commit under the old epoch still landed.
+        let a = OwnerId::lane(ProcessId(1), 0);
+        let b = OwnerId::lane(ProcessId(2), 0);
+        let history = vec![
+            (1, grant(1, a, None, 1, 10)),
+            (2, read(1, a, 1, 1, 10)),
+            (3, written(None, 1, WriteKind::Release)),
+            (4, grant(2, b, None, 2, 20)),
+            (5, commit(1, a, 1, 2, 10)),
+        ];
+        assert!(fails(&feed(&mut NoDoubleResume::default(), history)));
+    }
+
+    #[test]
+    fn fires_on_an_accepted_release_under_a_superseded_epoch() {
+        let owner = OwnerId::process(ProcessId(1));
+        let release =
+            E::Released { instance: I, exec: ExecId(1), owner, epoch: 1, current_epoch: 2, released: true, task: None };
+        // Task witnesses missing: the grant itself passes, the release under epoch 1 does not.
+        let mut g2 = grant(2, owner, Some(owner), 2, 11);
+        if let E::ClaimGranted { task, .. } = &mut g2 {
+            *task = None;
+        }
+        let history = vec![(1, grant(1, owner, None, 1, 10)), (2, g2), (3, release)];
+        assert!(fails(&feed(&mut NoDoubleResume::default(), history)));
+    }
+
+    #[test]
+    fn fires_on_a_read_superseded_by_the_same_owner() {
+        let owner = OwnerId::process(ProcessId(1));
+        let mut g2 = grant(2, owner, Some(owner), 2, 11);
+        if let E::ClaimGranted { task, .. } = &mut g2 {
+            *task = None;
+        }
+        let history = vec![(1, grant(1, owner, None, 1, 10)), (2, g2), (3, read(1, owner, 1, 2, 10))];
+        assert!(fails(&feed(&mut NoDoubleResume::default(), history)));
+    }
+
+    #[test]
+    fn accepts_a_stale_steal_with_the_slow_owners_read_and_rejected_commit() {
         let a = OwnerId::lane(ProcessId(1), 0);
         let b = OwnerId::lane(ProcessId(2), 1);
-        let release = E::RowWritten {
-            instance: InstanceId(1),
-            write: WriteKind::Commit,
-            by: Some(ExecId(2)),
-            writer: Some(b),
-            owner: None,
-            version: 1,
-            parked: false,
-            epoch: 1,
-        };
+        let rejected =
+            E::CommitRejected { instance: I, exec: ExecId(1), owner: a, epoch: 1, holder: None, task: Some(10) };
         let history = vec![
-            (1, grant(1, a, None)),
-            (2, rehydrate(1)),
-            (40_000, grant(2, b, Some(a))),
-            (40_001, rehydrate(2)),
-            (40_002, release),
-            (40_003, grant(3, a, None)),
-            (40_004, rehydrate(3)),
+            (1, grant(1, a, None, 1, 10)),
+            (40_000, grant(2, b, Some(a), 2, 20)),
+            (40_001, read(2, b, 2, 2, 20)),
+            // The live-but-slow owner wakes and reads: harmless, it cannot write.
+            (40_002, read(1, a, 1, 2, 10)),
+            (40_003, commit(2, b, 2, 2, 20)),
+            (40_003, written(None, 2, WriteKind::Commit)),
+            (40_004, rejected),
+            (40_005, grant(3, a, None, 3, 10)),
+            (40_006, read(3, a, 3, 3, 10)),
         ];
         assert_eq!(feed(&mut NoDoubleResume::default(), history), Check::Ok);
     }

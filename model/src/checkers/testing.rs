@@ -49,3 +49,21 @@ pub fn feed_with(
 pub fn fails(c: &Check) -> bool {
     matches!(c, Check::Fail(_))
 }
+
+/// As [`feed`], with times in nanoseconds (for checkers that judge sub-millisecond ages).
+pub fn feed_at(checker: &mut dyn Checker<ModelEvent, ModelView>, history: Vec<(u64, ModelEvent)>) -> Check {
+    let view = view();
+    let mut reached = false;
+    for (seq, (ns, kind)) in history.into_iter().enumerate() {
+        let event = Event { seq: seq as u64, time: SimTime(ns), node: NodeId(1), kind };
+        match checker.on_event(&event, &view) {
+            Check::Fail(m) => return Check::Fail(m),
+            Check::Reached => reached = true,
+            Check::Ok => {}
+        }
+    }
+    match checker.at_end(&view) {
+        Check::Ok if reached => Check::Reached,
+        other => other,
+    }
+}
