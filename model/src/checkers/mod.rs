@@ -123,8 +123,6 @@ mod tests {
         "no-stale-snapshot",
         // bounce-meter: a model counter read at the end.
         "quiet-bounce-meter",
-        // rehydrated, execution-ended.
-        "no-double-resume",
     ];
 
     /// The always- and eventually-checkers among `specs` that read narrative events, with
