@@ -272,8 +272,9 @@ pub enum ModelEvent {
     BindingChanged { process: ProcessId, instance: InstanceId, lane: Option<u16> },
     /// A decision was acted on using a value read from a versioned cell.
     SnapshotUsed { process: ProcessId, instance: InstanceId, used: SnapshotUse },
-    /// A state-lane component did something.
-    Lane { process: ProcessId, component: Component, action: LaneAction },
+    /// A state-lane component did something. `task` is the executor's witness of the task
+    /// that did it: the submitter of a `Submitted` item, the lane's worker for a turn.
+    Lane { process: ProcessId, component: Component, action: LaneAction, task: Option<u64> },
 
     /// A replica process was killed.
     ReplicaCrashed { replica: u32, process: ProcessId },

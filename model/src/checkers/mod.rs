@@ -12,8 +12,10 @@ pub mod no_stale_snapshot;
 pub mod parked_holds_no_claim;
 pub mod quiet_bounce_meter;
 pub mod refusal_contract;
+pub mod refused_migration_touches_nothing;
 pub mod release_with_commit;
 pub mod sweep_by_age;
+pub mod tickets_follow_routes;
 
 #[cfg(test)]
 pub(crate) mod testing;
@@ -39,6 +41,8 @@ pub fn built_in() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
         sweep_by_age::spec(),
         parked_holds_no_claim::spec(),
         lane_contract::spec(),
+        tickets_follow_routes::spec(),
+        refused_migration_touches_nothing::spec(),
         eventual_completion::spec(),
         quiet_bounce_meter::spec(),
     ]
