@@ -10,6 +10,12 @@ use sutra_sim_model::{run_for_kill, Mutant, Scenario, MUTANTS};
 /// Seeds tried per scenario for a mutant before the test gives up on it.
 const SEED_BUDGET: u64 = 400;
 
+/// Mutants whose expected checker is registered under its name but judges the old way until
+/// issue #12's rewrite of it merges (`no-double-resume` on epochs, `refusal-contract` on
+/// broker witnesses): skipped here meanwhile, judged by `mutant_witnesses.rs`. The
+/// integrator empties this list after merging.
+const AWAITING_CHECKER_REWRITE: &[&str] = &["release-in-spawned-task", "refused-relay-republished"];
+
 /// The first (scenario, seed) where `info`'s expected checker kills it; `Err` if none of
 /// its expected checkers is registered.
 fn first_kill(info: &MutantInfo) -> Result<Option<(String, u64)>, String> {
@@ -29,6 +35,10 @@ fn every_mutant_is_caught_by_its_expected_checker_within_the_seed_budget() {
     let mut report = Vec::new();
     let mut waiting = Vec::new();
     for info in MUTANTS.iter() {
+        if AWAITING_CHECKER_REWRITE.contains(&info.name) {
+            waiting.push(format!("{} waits for the rewrite of {}", info.name, info.caught_by));
+            continue;
+        }
         match first_kill(info) {
             Ok(Some((scenario, seed))) => {
                 println!("{:<32} killed by {} ({scenario} seed {seed})", info.name, info.caught_by)

@@ -35,7 +35,7 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
         description: "a delivery's ticket names the route current in the turn that registers it, \
                       and exists before the delivery's work claims its instance",
         rules: &["L7", "L11"],
-        factory: Arc::new(|| Box::new(TicketsFollowRoutes::default())),
+        factory: Arc::new(|| Box::new(TicketsFollowRoutes)),
     }
 }
 
