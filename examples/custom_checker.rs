@@ -16,7 +16,7 @@
 //! ```sh
 //! cargo run --release --example custom_checker                      # sweep + mutant
 //! cargo run --release --example custom_checker -- --count 20000     # a longer sweep
-//! cargo run --release --example custom_checker -- --seed 0 --mutant registration-after-return
+//! cargo run --release --example custom_checker -- --seed 0 --mutant refused-relay-republished
 //! ```
 //!
 //! `tests/custom_checker.rs` runs the same checkers under `cargo test`.
@@ -147,10 +147,10 @@ pub fn checkers() -> CheckerSet {
     )
 }
 
-/// The mutant this example catches: a delivery ticket captured after the call returned
-/// (breaks L11), so the relay path never sees it confirmed and hands the relay back, again
-/// and again.
-pub const MUTANT_CAUGHT: Mutant = Mutant::RegistrationAfterReturn;
+/// The mutant this example catches: a refused relay re-published at once (breaks R3, R4),
+/// so it goes round against the holder, again and again, much faster than one delivery
+/// per requeue delay.
+pub const MUTANT_CAUGHT: Mutant = Mutant::RefusedRelayRepublished;
 
 /// Seeds of the correct model swept by default.
 const CORRECT_SEEDS_DEFAULT: u64 = 2_000;

@@ -394,7 +394,7 @@ pub fn describe(event: &ModelEvent) -> String {
             used.current_version,
             if used.settled { ", settled into a claim" } else { "" }
         ),
-        E::Lane { process, component, action } => format!("p{} {component:?} lane: {action:?}", process.0),
+        E::Lane { process, component, action, .. } => format!("p{} {component:?} lane: {action:?}", process.0),
         E::ReplicaCrashed { replica, process } => format!("REPLICA-{replica} CRASHED (p{} dies)", process.0),
         E::ReplicaRestarted { replica, process } => format!("replica-{replica} restarted as p{}", process.0),
         E::ReplicaPaused { replica, process, for_ns } => {

@@ -64,6 +64,12 @@ async fn migrate(
     };
     let path = ResumePath::Migration;
     world.ctx.emit(ModelEvent::MigrationRequested { instance, exec, process, to_lane });
+    // The careless order: "point the table at the new lane, then take the instance".
+    let rebind_first = world.ctx.mutant_is(Mutant::MigrationRebindsBeforeClaim);
+    if rebind_first && surface.bindings.rebind(instance, to_lane).await.is_err() {
+        world.ctx.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::LaneError });
+        return;
+    }
     world.ctx.emit(ModelEvent::ClaimAttempt { instance, exec, owner, path });
     let epoch = match world.store.claim(instance, exec, owner, None, path).await {
         ClaimResult::Refused { .. } => {
@@ -82,7 +88,7 @@ async fn migrate(
     let claim = Claim { owner, epoch };
     let (version, _) = world.store.read(instance, exec, claim).await;
     world.ctx.emit(ModelEvent::Rehydrated { instance, exec, version });
-    if surface.bindings.rebind(instance, to_lane).await.is_err() {
+    if !rebind_first && surface.bindings.rebind(instance, to_lane).await.is_err() {
         world.store.release(instance, exec, claim).await;
         world.ctx.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::LaneError });
         return;

@@ -278,8 +278,9 @@ pub enum ModelEvent {
     BindingChanged { process: ProcessId, instance: InstanceId, lane: Option<u16> },
     /// A decision was acted on using a value read from a versioned cell.
     SnapshotUsed { process: ProcessId, instance: InstanceId, used: SnapshotUse },
-    /// A state-lane component did something.
-    Lane { process: ProcessId, component: Component, action: LaneAction },
+    /// A state-lane component did something. `task` is the executor's witness of the task
+    /// that did it: the submitter of a `Submitted` item, the lane's worker for a turn.
+    Lane { process: ProcessId, component: Component, action: LaneAction, task: Option<u64> },
 
     /// A replica process was killed.
     ReplicaCrashed { replica: u32, process: ProcessId },
@@ -486,7 +487,7 @@ impl ModelEvent {
             tag::MIGRATION_REQUESTED => MigrationRequested { instance, exec, process, to_lane: 0 },
             tag::BINDING_CHANGED => BindingChanged { process, instance, lane: None },
             tag::SNAPSHOT_USED => SnapshotUsed { process, instance, used },
-            tag::LANE => Lane { process, component: Component::Bindings, action: LaneAction::Submitted(0) },
+            tag::LANE => Lane { process, component: Component::Bindings, action: LaneAction::Submitted(0), task: None },
             tag::REPLICA_CRASHED => ReplicaCrashed { replica: 0, process },
             tag::REPLICA_RESTARTED => ReplicaRestarted { replica: 0, process },
             tag::REPLICA_PAUSED => ReplicaPaused { replica: 0, process, for_ns: 0 },

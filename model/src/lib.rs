@@ -122,7 +122,7 @@ pub fn setup(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<ModelE
     executor::spawn_daemon_on(NodeId::WORLD, "operator", admin::operator(world.clone()));
     executor::spawn_daemon_on(NodeId::WORLD, "broker:liveness", faults::crash::broker_liveness(world.clone()));
     executor::spawn_on(NodeId::WORLD, "driver", workload::drive(world.clone()));
-    ModelView::new(config, world.store.state())
+    ModelView::new(config, world.store.state()).with_cluster(world.cluster.clone())
 }
 
 /// Runs `scenario` once with the given checkers.
@@ -135,6 +135,25 @@ pub fn run_with(scenario: &Scenario, options: &RunOptions, checkers: Vec<ModelCh
         keep_trace: options.keep_trace,
     };
     simulate(&config, checkers, |tracer| setup(scenario, options.mutant, tracer))
+}
+
+/// Runs `scenario` once with `info`'s mutant on, judged only by the checkers expected to
+/// catch it: a run that another checker would have stopped first goes on until the
+/// expected one speaks, so "killed by its expected checker" does not depend on checker
+/// order. Of alternatives ("a or b"), those registered run; it is an error if none is.
+pub fn run_for_kill(scenario: &Scenario, seed: u64, info: &mutant::MutantInfo) -> Result<Outcome<ModelEvent>, String> {
+    static REGISTRY: std::sync::OnceLock<checkers::ModelRegistry> = std::sync::OnceLock::new();
+    let registry = REGISTRY.get_or_init(checkers::registry);
+    let expected: Vec<&str> = info.expected_checkers().collect();
+    let names: Vec<String> = expected.iter().filter(|n| registry.get(n).is_ok()).map(|n| n.to_string()).collect();
+    if names.is_empty() && !expected.is_empty() {
+        return Err(format!("mutant {} expects checker(s) not registered: {}", info.name, expected.join(" or ")));
+    }
+    // An empty list builds every checker; a mutant expected to hang needs none.
+    let built = if names.is_empty() { Vec::new() } else { registry.build(&names).map_err(|e| e.to_string())? };
+    let mut options = RunOptions::seeded(seed);
+    options.mutant = Some(info.mutant);
+    Ok(run_with(scenario, &options, built))
 }
 
 /// Runs `scenario` once with the checkers the scenario names (all built-in ones if none).

@@ -44,8 +44,27 @@ pub enum Mutant {
     ReentrantCall,
     /// As `reentrant-call`, on a lane whose reentrancy check is missing (breaks L3, as a hang).
     ReentrantCallUndetected,
-    /// Capturing a delivery ticket is posted to the lane and returns before it happened (breaks L11).
+    /// Registering a delivery's ticket is posted to the lane: the method returns before it
+    /// happened (breaks L11).
     RegistrationAfterReturn,
+    /// The lane runs a step for any trigger of an unfinished instance, ignoring the version
+    /// the trigger was issued for: a duplicate relay advances the next step (breaks R25).
+    DuplicateAdvancesStep,
+    /// Release is handed to a spawned task ("a destructor cannot await"): it can land after
+    /// the lane re-claimed the same instance, and clears that newer claim (breaks R9, R21).
+    ReleaseInSpawnedTask,
+    /// The claim's staleness is judged by the claiming replica's own clock, which the
+    /// store takes from the request (breaks R2).
+    ClientClockStaleness,
+    /// A refused relay is acked and re-published at once under a new execution, a busy
+    /// loop against the holder (breaks R3, R4).
+    RefusedRelayRepublished,
+    /// Migration rewrites the binding table before it claims, and a 409 leaves the
+    /// override behind (breaks R6).
+    MigrationRebindsBeforeClaim,
+    /// The binding table registers a ticket in one turn and counts it per lane in a second
+    /// turn: between the two the table's invariant is broken (breaks L9).
+    PerLaneCountSecondTurn,
 }
 
 /// What a mutant breaks and who is expected to catch it.
@@ -64,19 +83,19 @@ pub struct MutantInfo {
 }
 
 /// Every mutant, in the order of DESIGN.md §7.
-pub const MUTANTS: [MutantInfo; 19] = [
+pub const MUTANTS: [MutantInfo; 25] = [
     MutantInfo {
         mutant: Mutant::PerProcessOwner,
         name: "per-process-owner",
         rules: "R11",
-        caught_by: "no-double-resume",
+        caught_by: "owner-scope or no-double-resume",
         description: "owner ids name the process, not the lane",
     },
     MutantInfo {
         mutant: Mutant::ReleaseBeforeCommit,
         name: "release-before-commit",
         rules: "R8",
-        caught_by: "no-double-resume or no-stale-snapshot",
+        caught_by: "commit-by-owner or no-double-resume",
         description: "release the claim, then commit in a second transaction",
     },
     MutantInfo {
@@ -111,7 +130,7 @@ pub const MUTANTS: [MutantInfo; 19] = [
         mutant: Mutant::MigrateWithLaneOwner,
         name: "migrate-with-lane-owner",
         rules: "R15",
-        caught_by: "no-double-resume",
+        caught_by: "owner-scope or no-double-resume",
         description: "migration claims under the lane's owner id",
     },
     MutantInfo {
@@ -125,14 +144,14 @@ pub const MUTANTS: [MutantInfo; 19] = [
         mutant: Mutant::UnconditionalCommit,
         name: "unconditional-commit",
         rules: "R19",
-        caught_by: "no-stale-snapshot",
+        caught_by: "commit-by-owner",
         description: "the commit does not check ownership",
     },
     MutantInfo {
         mutant: Mutant::LocalClockStaleness,
         name: "local-clock-staleness",
         rules: "R2, R18",
-        caught_by: "sweep-by-age",
+        caught_by: "stale-steal or sweep-by-age",
         description: "the sweeper's cutoff comes from its local clock",
     },
     MutantInfo {
@@ -174,8 +193,8 @@ pub const MUTANTS: [MutantInfo; 19] = [
         mutant: Mutant::SnapshotAcrossAwait,
         name: "snapshot-across-await",
         rules: "L7",
-        caught_by: "no-stale-snapshot",
-        description: "the relay path acts on a binding snapshot after an await",
+        caught_by: "tickets-follow-routes",
+        description: "the relay path reads its route in one turn and registers under it after an await",
     },
     MutantInfo {
         mutant: Mutant::ReentrantCall,
@@ -195,15 +214,86 @@ pub const MUTANTS: [MutantInfo; 19] = [
         mutant: Mutant::RegistrationAfterReturn,
         name: "registration-after-return",
         rules: "L11",
-        caught_by: "eventual-completion",
-        description: "ticket capture posted to the lane, returning early",
+        caught_by: "tickets-follow-routes",
+        description: "ticket registration posted to the lane; the method returns before it lands",
+    },
+    MutantInfo {
+        mutant: Mutant::DuplicateAdvancesStep,
+        name: "duplicate-advances-step",
+        rules: "R25",
+        caught_by: "one-trigger-one-step",
+        description: "the lane ignores the version a trigger expects and runs the current step",
+    },
+    MutantInfo {
+        mutant: Mutant::ReleaseInSpawnedTask,
+        name: "release-in-spawned-task",
+        rules: "R9, R21",
+        caught_by: "no-double-resume or commit-by-owner",
+        description: "release handed to a spawned task, landing after the lane re-claimed",
+    },
+    MutantInfo {
+        mutant: Mutant::ClientClockStaleness,
+        name: "client-clock-staleness",
+        rules: "R2",
+        caught_by: "stale-steal",
+        description: "the store judges a claim's staleness by the claimant's clock",
+    },
+    MutantInfo {
+        mutant: Mutant::RefusedRelayRepublished,
+        name: "refused-relay-republished",
+        rules: "R3, R4",
+        caught_by: "refusal-contract",
+        description: "a refused relay is acked and re-published at once (a busy loop)",
+    },
+    MutantInfo {
+        mutant: Mutant::MigrationRebindsBeforeClaim,
+        name: "migration-rebinds-before-claim",
+        rules: "R6",
+        caught_by: "refused-migration-touches-nothing",
+        description: "migration rewrites the binding table before its claim is refused",
+    },
+    MutantInfo {
+        mutant: Mutant::PerLaneCountSecondTurn,
+        name: "per-lane-count-second-turn",
+        rules: "L9",
+        caught_by: "bindings-consistent",
+        description: "the per-lane ticket count is updated in a second turn",
     },
 ];
 
+/// Verdict classes a mutant may be expected to end in instead of a checker's violation
+/// (DESIGN.md §7: `reentrant-call-undetected` hangs). A crash or a budget overrun is never
+/// a kill, so neither is listed.
+pub const VERDICT_CLASSES: [&str; 1] = ["hang"];
+
 impl MutantInfo {
-    /// True if `checker` is one of the checkers expected to catch this mutant.
+    /// True if `checker` (a checker's name, or a verdict class such as `hang`) is one of
+    /// those expected to catch this mutant. Alternatives in `caught_by` are joined by " or ".
     pub fn expects(&self, checker: &str) -> bool {
-        self.caught_by.split(" or ").any(|c| c == checker)
+        self.alternatives().any(|c| c == checker)
+    }
+
+    /// The expected catchers, one by one.
+    pub fn alternatives(&self) -> impl Iterator<Item = &'static str> {
+        self.caught_by.split(" or ")
+    }
+
+    /// The expected catchers that are checkers (not verdict classes): the only checkers a
+    /// kill search needs to run.
+    pub fn expected_checkers(&self) -> impl Iterator<Item = &'static str> {
+        self.alternatives().filter(|c| !VERDICT_CLASSES.contains(c))
+    }
+
+    /// True if `verdict` is a kill of this mutant: a violation of an expected checker, or
+    /// an expected verdict class. A crash, a budget overrun or another checker's violation
+    /// is not a kill.
+    pub fn killed_by(&self, verdict: &sutra_sim_core::Verdict) -> bool {
+        match verdict {
+            sutra_sim_core::Verdict::Pass
+            | sutra_sim_core::Verdict::Crash { .. }
+            | sutra_sim_core::Verdict::BudgetExceeded { .. } => false,
+            other => other.checker().is_some_and(|c| self.expects(c)),
+        }
     }
 }
 

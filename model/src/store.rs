@@ -287,12 +287,28 @@ impl Store {
         process: Option<ProcessId>,
         path: ResumePath,
     ) -> ClaimResult {
+        self.claim_judged_at(instance, exec, owner, process, path, None).await
+    }
+
+    /// [`Store::claim`], judging the held claim's age at `client_now` when the request
+    /// supplies one — the careless API of the `client-clock-staleness` mutant, where the
+    /// claimant's clock decides staleness instead of the store's (breaks R2). `None` is the
+    /// store's own clock.
+    pub async fn claim_judged_at(
+        &self,
+        instance: InstanceId,
+        exec: ExecId,
+        owner: OwnerId,
+        process: Option<ProcessId>,
+        path: ResumePath,
+        client_now: Option<SimTime>,
+    ) -> ClaimResult {
         self.request().await;
         let result = {
             let mut s = self.state.borrow_mut();
             let now = executor::now();
             let row = &mut s.instances[instance.0 as usize];
-            let age = now.since(row.claimed_at);
+            let age = client_now.unwrap_or(now).since(row.claimed_at);
             let stale = row.owner.is_some_and(|o| o != owner) && age > self.claim_timeout;
             match row.owner {
                 Some(holder) if holder != owner && !stale => ClaimResult::Refused { holder },

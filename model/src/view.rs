@@ -6,7 +6,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::ctx::Config;
-use crate::ids::{InstanceId, OwnerId};
+use crate::ids::{InstanceId, OwnerId, ProcessId};
+use crate::replica::cluster::Cluster;
 use crate::scenario::{Faults, Scenario};
 use crate::store::StoreState;
 
@@ -14,12 +15,118 @@ use crate::store::StoreState;
 pub struct ModelView {
     config: Rc<Config>,
     store: Rc<RefCell<StoreState>>,
+    /// The replicas, for read-only looks at their binding tables; `None` in hand-made views.
+    cluster: Option<Rc<Cluster>>,
+    /// Hand-made binding tables for checkers' unit tests, by process.
+    #[cfg(test)]
+    tables: Option<Rc<RefCell<std::collections::BTreeMap<ProcessId, TableView>>>>,
+}
+
+/// A hand-made binding table (checkers' unit tests): routes and tickets.
+#[cfg(test)]
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TableView {
+    /// Instance → route.
+    pub routes: std::collections::BTreeMap<InstanceId, RouteView>,
+    /// Tickets in flight.
+    pub tickets: Vec<TicketView>,
+}
+
+/// A read-only copy of one delivery ticket in a replica's binding table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TicketView {
+    /// The delivery's broker tag.
+    pub tag: u32,
+    /// The instance it delivers.
+    pub instance: InstanceId,
+    /// The lane the delivery was registered under.
+    pub lane: u16,
+    /// The table write that registered it (the table's own logical clock, see [`RouteView`]).
+    pub registered: u64,
+}
+
+/// A read-only copy of one instance's route in a replica's binding table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RouteView {
+    /// The lane the table routes the instance to.
+    pub lane: u16,
+    /// The table write that last changed the route (0: never changed). Writes of one table
+    /// are numbered in order, so a ticket registered at a later write than this was
+    /// registered while the route already named `lane`.
+    pub changed: u64,
 }
 
 impl ModelView {
     /// A view of `store` under the run's `config` (the scenario and this seed's effective faults).
     pub fn new(config: Rc<Config>, store: Rc<RefCell<StoreState>>) -> ModelView {
-        ModelView { config, store }
+        ModelView {
+            config,
+            store,
+            cluster: None,
+            #[cfg(test)]
+            tables: None,
+        }
+    }
+
+    /// The same view, reading hand-made binding tables (checkers' unit tests).
+    #[cfg(test)]
+    pub(crate) fn with_tables(
+        mut self,
+        tables: Rc<RefCell<std::collections::BTreeMap<ProcessId, TableView>>>,
+    ) -> ModelView {
+        self.tables = Some(tables);
+        self
+    }
+
+    /// The same view, able to read the binding tables of `cluster`'s running processes.
+    pub fn with_cluster(mut self, cluster: Rc<Cluster>) -> ModelView {
+        self.cluster = Some(cluster);
+        self
+    }
+
+    /// Runs `f` on the binding table of `process`, if that process is the one running its
+    /// replica now (a dead or replaced process has no table to look at).
+    fn with_table<R>(
+        &self,
+        process: ProcessId,
+        f: impl FnOnce(&crate::replica::bindings::BindingState) -> R,
+    ) -> Option<R> {
+        let cluster = self.cluster.as_ref()?;
+        let slots = cluster.slots.borrow();
+        let surface = slots.iter().find_map(|slot| slot.surface.as_ref().filter(|s| s.process == process))?;
+        Some(surface.bindings.inspect(f))
+    }
+
+    /// The lane `process`'s binding table routes `instance` to (`None`: no table, or the
+    /// table has not seen the instance).
+    pub fn binding_route(&self, process: ProcessId, instance: InstanceId) -> Option<RouteView> {
+        #[cfg(test)]
+        if let Some(tables) = &self.tables {
+            return tables.borrow().get(&process).and_then(|t| t.routes.get(&instance).copied());
+        }
+        self.with_table(process, |t| t.route_of(instance)).flatten().map(|(lane, changed)| RouteView { lane, changed })
+    }
+
+    /// True if `process`'s binding table keeps its C2 invariant: the per-lane counts agree
+    /// with the tickets (`None`: no table).
+    pub fn binding_table_consistent(&self, process: ProcessId) -> Option<bool> {
+        self.with_table(process, |t| t.consistent())
+    }
+
+    /// The delivery tickets in `process`'s binding table, in tag order (`None`: no table).
+    pub fn binding_tickets(&self, process: ProcessId) -> Option<Vec<TicketView>> {
+        #[cfg(test)]
+        if let Some(tables) = &self.tables {
+            return tables.borrow().get(&process).map(|t| t.tickets.clone());
+        }
+        self.with_table(process, |t| {
+            let mut tickets: Vec<TicketView> = t
+                .tickets()
+                .map(|(tag, instance, lane, registered)| TicketView { tag, instance, lane, registered })
+                .collect();
+            tickets.sort_by_key(|t| t.tag);
+            tickets
+        })
     }
 
     /// A weak handle on the store's state: it dies with the world (for leak tests).

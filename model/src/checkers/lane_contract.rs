@@ -56,7 +56,7 @@ impl Checker<ModelEvent, ModelView> for LaneContract {
     }
 
     fn on_event(&mut self, event: &Event<ModelEvent>, _view: &ModelView) -> Check {
-        let ModelEvent::Lane { process, component, action } = &event.kind else { return Check::Ok };
+        let ModelEvent::Lane { process, component, action, .. } = &event.kind else { return Check::Ok };
         let lane = self.lanes.get_or_insert_with(lane_index(*process, *component), LaneState::default);
         // The lane's name is only needed for a failure message: built lazily.
         let name = || format!("p{}:{component:?}", process.0);
@@ -105,7 +105,7 @@ mod tests {
     use crate::checkers::testing::{fails, feed};
 
     fn lane(action: LaneAction) -> ModelEvent {
-        ModelEvent::Lane { process: ProcessId(1), component: Component::Bindings, action }
+        ModelEvent::Lane { process: ProcessId(1), component: Component::Bindings, action, task: None }
     }
 
     #[test]

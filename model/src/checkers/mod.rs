@@ -15,9 +15,11 @@ pub mod owner_scope;
 pub mod parked_holds_no_claim;
 pub mod quiet_bounce_meter;
 pub mod refusal_contract;
+pub mod refused_migration_touches_nothing;
 pub mod release_with_commit;
 pub mod stale_steal;
 pub mod sweep_by_age;
+pub mod tickets_follow_routes;
 
 #[cfg(test)]
 pub(crate) mod testing;
@@ -48,6 +50,8 @@ pub fn built_in() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
         stale_steal::spec(),
         lease_exclusive::spec(),
         owner_scope::spec(),
+        tickets_follow_routes::spec(),
+        refused_migration_touches_nothing::spec(),
         eventual_completion::spec(),
         quiet_bounce_meter::spec(),
     ]

@@ -40,7 +40,7 @@ pub async fn run(ctx: Rc<Context>, broker: Broker, surface: Rc<ReplicaSurface>) 
         while inbox.queue.len() >= crate::spec::LANE_BACKLOG_MAX {
             inbox.space.notified().await;
         }
-        if surface.bindings.act_on(relay.instance, &route).await.is_err() {
+        if surface.bindings.act_on(relay.instance, delivery.tag, &route).await.is_err() {
             broker.requeue(delivery.tag, ctx.scenario().timeouts.requeue_delay);
             continue;
         }

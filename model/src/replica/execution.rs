@@ -9,7 +9,7 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use sutra_sim_core::executor::sleep;
+use sutra_sim_core::executor::{self, sleep};
 use sutra_sim_core::sync::{Notify, Queue};
 use tracing::Instrument;
 
@@ -146,7 +146,9 @@ impl ExecutionLane {
             w.ctx.emit(ModelEvent::ClaimAttempt { instance, exec, owner, path });
             let mut retries = 0;
             loop {
-                match w.store.claim(instance, exec, owner, Some(self.process), path).await {
+                // The careless client sends its own clock for the store to judge staleness by.
+                let client_now = w.ctx.mutant_is(Mutant::ClientClockStaleness).then(executor::local_now);
+                match w.store.claim_judged_at(instance, exec, owner, Some(self.process), path, client_now).await {
                     ClaimResult::Granted { epoch } => {
                         claim.epoch = epoch;
                         break;
@@ -170,22 +172,15 @@ impl ExecutionLane {
         }
         let (version, completed) = w.store.read(instance, exec, claim).await;
         w.ctx.emit(ModelEvent::Rehydrated { instance, exec, version });
-        if version != work.expects || completed {
+        // The duplicate guard (R25): a trigger drives only the step it was issued for. The
+        // careless lane runs the current step for any trigger of an unfinished instance.
+        let stale_trigger = version != work.expects && !w.ctx.mutant_is(Mutant::DuplicateAdvancesStep);
+        if stale_trigger || completed {
             // Already applied (a duplicate, or a step someone else finished): release and drop.
             self.release(instance, exec, claim).await;
             self.consume(&work);
             self.end(&work, Exit::Duplicate).await;
             return;
-        }
-        if let Source::Relay { ticket, .. } = work.source {
-            if !ticket.confirmed {
-                // The delivery is not registered in the binding table: running it would
-                // break the in-flight accounting. Hand it back.
-                self.release(instance, exec, claim).await;
-                self.retry_later(&work, false).await;
-                self.end(&work, Exit::Refused).await;
-                return;
-            }
         }
         let (duration, slow) = crate::faults::slow_step::step_duration(&w.ctx);
         w.ctx.emit(ModelEvent::StepStarted { instance, exec, step: version as u32 + 1, slow });
@@ -269,6 +264,15 @@ impl ExecutionLane {
     }
 
     async fn release(&self, instance: InstanceId, exec: ExecId, claim: Claim) {
+        if self.ctx.mutant_is(Mutant::ReleaseInSpawnedTask) {
+            // "A guard's drop cannot await": the release goes to a task of its own, and the
+            // lane moves on — its next claim of the same instance can land first.
+            let store = self.store.clone();
+            executor::spawn("release", async move {
+                store.release(instance, exec, claim).await;
+            });
+            return;
+        }
         self.store.release(instance, exec, claim).await;
     }
 
@@ -284,6 +288,13 @@ impl ExecutionLane {
     async fn retry_later(&self, work: &Work, refused: bool) -> Reaction {
         let w = self;
         match work.source {
+            Source::Relay { relay, tag, .. } if refused && w.ctx.mutant_is(Mutant::RefusedRelayRepublished) => {
+                // "Try again right away": the refused relay is acked and published anew,
+                // to be delivered at once and claimed again — a busy loop against the holder.
+                w.broker.ack(tag);
+                w.broker.publish(relay, Duration::ZERO);
+                Reaction::Requeued
+            }
             Source::Relay { tag, .. } => {
                 w.broker.requeue(tag, w.ctx.scenario().timeouts.requeue_delay);
                 Reaction::Requeued
