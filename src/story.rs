@@ -303,6 +303,9 @@ pub fn describe(event: &ModelEvent) -> String {
             format!("relay m{} reclaimed from consumer p{} (dead, or its ack never came)", message.0, process.0)
         }
         E::TimerScheduled { step, due_ns, .. } => format!("timer for step {step} due at {}", millis_text(*due_ns)),
+        E::TimerDeferred { expects, attempt, due_ns, .. } => {
+            format!("timer for step {} deferred to {} (refusal {attempt})", expects + 1, millis_text(*due_ns))
+        }
         E::Dispatched { path, process, lane, misrouted, .. } => format!(
             "{path:?} dispatched to p{} lane {lane}{}",
             process.0,

@@ -677,7 +677,8 @@ impl Store {
     }
 
     /// Defers a timer still pending for `expects` to `now + backoff`, counting a refusal
-    /// if `refused`. Returns the attempt number after the deferral.
+    /// if `refused`. Returns the attempt number after the deferral, 0 if no row matched
+    /// (a commit consumed it meanwhile: nothing is written and nothing witnessed).
     pub async fn defer_timer(&self, instance: InstanceId, expects: u64, backoff: Duration, refused: bool) -> u32 {
         self.request().await;
         let now = executor::now();
@@ -690,13 +691,22 @@ impl Store {
                     if refused {
                         row.attempt += 1;
                     }
-                    row.attempt
+                    Some((row.attempt, row.due))
                 }
-                _ => 0,
+                _ => None,
             }
         };
+        if let Some((attempt, due)) = attempt {
+            self.tracer.emit(ModelEvent::TimerDeferred {
+                instance,
+                expects,
+                attempt,
+                due_ns: due.as_nanos(),
+                task: sender(),
+            });
+        }
         self.latency().await;
-        attempt
+        attempt.map_or(0, |(a, _)| a)
     }
 
     /// The refusal count a timer would have after one more refusal (for computing backoff).
@@ -746,6 +756,13 @@ impl Store {
         }
         self.latency().await;
         done
+    }
+
+    /// Publishes an instance's creation message (the relay of its first step) through the
+    /// outbox, witnessed like every other relay.
+    pub fn publish_first_relay(&self, instance: InstanceId) {
+        assert_eq!(self.state.borrow().instances[instance.0 as usize].version, 0, "a first relay of a started instance");
+        self.publish_from_outbox(instance, 0, ResumePath::Relay);
     }
 
     /// Publishes the relay a transaction wrote to the outbox.
