@@ -122,7 +122,17 @@ pub fn setup(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<ModelE
     executor::spawn_daemon_on(NodeId::WORLD, "operator", admin::operator(world.clone()));
     executor::spawn_daemon_on(NodeId::WORLD, "broker:liveness", faults::crash::broker_liveness(world.clone()));
     executor::spawn_on(NodeId::WORLD, "driver", workload::drive(world.clone()));
-    ModelView::new(config, world.store.state())
+    // Weak: the view must not keep the world alive (the world's tracer holds the checkers).
+    let cluster = Rc::downgrade(&world.cluster);
+    ModelView::new(config, world.store.state()).with_bindings_probe(Box::new(move |process| {
+        let cluster = cluster.upgrade()?;
+        let surface = cluster
+            .slots
+            .borrow()
+            .iter()
+            .find_map(|slot| slot.surface.as_ref().filter(|surface| surface.process == process).cloned())?;
+        Some(surface.bindings.inspect(|table| table.consistent()))
+    }))
 }
 
 /// Runs `scenario` once with the given checkers.

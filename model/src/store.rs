@@ -761,7 +761,11 @@ impl Store {
     /// Publishes an instance's creation message (the relay of its first step) through the
     /// outbox, witnessed like every other relay.
     pub fn publish_first_relay(&self, instance: InstanceId) {
-        assert_eq!(self.state.borrow().instances[instance.0 as usize].version, 0, "a first relay of a started instance");
+        assert_eq!(
+            self.state.borrow().instances[instance.0 as usize].version,
+            0,
+            "a first relay of a started instance"
+        );
         self.publish_from_outbox(instance, 0, ResumePath::Relay);
     }
 

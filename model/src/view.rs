@@ -6,20 +6,39 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::ctx::Config;
-use crate::ids::{InstanceId, OwnerId};
+use crate::ids::{InstanceId, OwnerId, ProcessId};
 use crate::scenario::{Faults, Scenario};
 use crate::store::StoreState;
+
+/// A read-only question the model answers about a process's binding table: is it
+/// consistent (the C2 invariant of L9)? `None` if the process has no table (never booted,
+/// or replaced). Wired by the model at setup, so checkers never import component code.
+pub type BindingsProbe = Box<dyn Fn(ProcessId) -> Option<bool>>;
 
 /// What a checker may read besides the events.
 pub struct ModelView {
     config: Rc<Config>,
     store: Rc<RefCell<StoreState>>,
+    bindings: Option<BindingsProbe>,
 }
 
 impl ModelView {
     /// A view of `store` under the run's `config` (the scenario and this seed's effective faults).
     pub fn new(config: Rc<Config>, store: Rc<RefCell<StoreState>>) -> ModelView {
-        ModelView { config, store }
+        ModelView { config, store, bindings: None }
+    }
+
+    /// The view, able to answer [`ModelView::bindings_consistent`] through `probe`.
+    pub fn with_bindings_probe(mut self, probe: BindingsProbe) -> ModelView {
+        self.bindings = Some(probe);
+        self
+    }
+
+    /// Whether `process`'s binding table is consistent right now (its per-lane counts agree
+    /// with its tickets); `None` if the process has no table or the view was built without
+    /// the model's probe.
+    pub fn bindings_consistent(&self, process: ProcessId) -> Option<bool> {
+        self.bindings.as_ref().and_then(|probe| probe(process))
     }
 
     /// A weak handle on the store's state: it dies with the world (for leak tests).

@@ -2,6 +2,7 @@
 //! (sometimes-)properties. Every checker judges events and the read-only [`ModelView`]
 //! only — exactly what a user-written checker can see.
 
+pub mod bindings_consistent;
 pub mod coverage;
 pub mod eventual_completion;
 pub mod exits_release;
@@ -9,6 +10,7 @@ pub mod lane_contract;
 pub mod linear_history;
 pub mod no_double_resume;
 pub mod no_stale_snapshot;
+pub mod one_trigger_one_step;
 pub mod parked_holds_no_claim;
 pub mod quiet_bounce_meter;
 pub mod refusal_contract;
@@ -33,12 +35,14 @@ pub fn built_in() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
         no_double_resume::spec(),
         no_stale_snapshot::spec(),
         linear_history::spec(),
+        one_trigger_one_step::spec(),
         release_with_commit::spec(),
         exits_release::spec(),
         refusal_contract::spec(),
         sweep_by_age::spec(),
         parked_holds_no_claim::spec(),
         lane_contract::spec(),
+        bindings_consistent::spec(),
         eventual_completion::spec(),
         quiet_bounce_meter::spec(),
     ]
