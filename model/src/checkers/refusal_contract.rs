@@ -41,6 +41,9 @@ struct PendingRequeue {
     instance: InstanceId,
     /// When the refusal happened (ns).
     at_ns: u64,
+    /// When the broker last settled a delivery of the instance (ack or requeue) before the
+    /// refusal: the refused delivery came after it, so a takeback since then may be it.
+    since_ns: u64,
 }
 
 /// What the checker has counted from the witnesses.
@@ -52,6 +55,10 @@ pub struct RefusalContract {
     requeue_pending: BTreeMap<Option<u64>, PendingRequeue>,
     /// Last time the broker took a delivery of the instance back from its consumer (ns).
     reclaimed_ns: DenseMap<InstanceId, u64>,
+    /// First time the broker took a delivery of the instance back (ns).
+    first_reclaimed_ns: DenseMap<InstanceId, u64>,
+    /// Last time the broker acked or requeued a delivery of the instance (ns).
+    settled_ns: DenseMap<InstanceId, u64>,
     /// Per message: the earliest redelivery times (ns) of its outstanding requeues.
     requeued_until: DenseMap<MessageId, Vec<u64>>,
     /// Per message: takebacks from a consumer not yet redelivered (no delay applies).
@@ -85,6 +92,7 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
             ROW_WRITTEN,
             RELEASED,
             MIGRATION_COMMITTED,
+            RELAY_ACKED,
             RELAY_REQUEUED,
             RELAY_RECLAIMED,
             RELAY_DELIVERED,
@@ -107,7 +115,13 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
         // moved on without giving the relay back (R4).
         if let Some(task) = store_request_task(&event.kind) {
             if let Some(p) = self.requeue_pending.get(&task).copied() {
-                let taken_back = self.reclaimed_ns.get(p.instance).is_some_and(|&t| t >= p.at_ns);
+                // Lenient: a paused consumer's delivery can be taken back long before its claim is
+                // refused, and neither witness names the delivery; any takeback of the
+                // instance since the refused delivery may have been it.
+                let taken_back = self
+                    .reclaimed_ns
+                    .get(p.instance)
+                    .is_some_and(|&t| t >= p.since_ns.min(self.first_reclaim(p.instance)));
                 self.requeue_pending.remove(&task);
                 if !taken_back {
                     return Check::Fail(format!(
@@ -131,7 +145,9 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
                 self.refused.insert(*exec, *path);
                 match path {
                     ResumePath::Relay | ResumePath::PullCompletion => {
-                        self.requeue_pending.insert(*task, PendingRequeue { instance: *instance, at_ns: now });
+                        let since_ns = self.settled_ns.get(*instance).copied().unwrap_or(0);
+                        self.requeue_pending
+                            .insert(*task, PendingRequeue { instance: *instance, at_ns: now, since_ns });
                     }
                     ResumePath::Timer => {
                         self.deferral_pending.insert(*task, *instance);
@@ -139,15 +155,19 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
                     ResumePath::Migration => {}
                 }
             }
+            ModelEvent::RelayAcked { instance, .. } => {
+                self.settled_ns.insert(*instance, now);
+            }
             ModelEvent::RelayRequeued { instance, message, delay_ns } => {
-                let task = self.requeue_pending.iter().find(|(_, p)| p.instance == *instance).map(|(t, _)| *t);
-                if let Some(task) = task {
-                    self.requeue_pending.remove(&task);
-                }
+                self.settled_ns.insert(*instance, now);
+                // The requeue does not name the task that asked for it: it answers every
+                // refusal of the instance still waiting (lenient where a witness is missing).
+                self.requeue_pending.retain(|_, p| p.instance != *instance);
                 self.requeued_until.get_or_insert_with(*message, Vec::new).push(now.saturating_add(*delay_ns));
             }
             ModelEvent::RelayReclaimed { instance, message, .. } => {
                 self.reclaimed_ns.insert(*instance, now);
+                self.first_reclaimed_ns.get_or_insert_with(*instance, || now);
                 *self.takebacks.get_or_insert_with(*message, || 0) += 1;
             }
             ModelEvent::RelayDelivered { instance, message, redelivery: true, duplicate: false, .. } => {
@@ -229,6 +249,13 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
             }
         }
         Check::Ok
+    }
+}
+
+impl RefusalContract {
+    /// The first takeback of the instance's deliveries, if any (else never).
+    fn first_reclaim(&self, instance: InstanceId) -> u64 {
+        self.first_reclaimed_ns.get(instance).copied().unwrap_or(u64::MAX)
     }
 }
 
@@ -350,7 +377,10 @@ mod tests {
     fn excuses_a_missing_requeue_when_the_broker_took_the_relay_back() {
         let reclaimed =
             ModelEvent::RelayReclaimed { instance: InstanceId(0), message: MessageId(1), process: ProcessId(1) };
-        let h = vec![(1, refused(1, ResumePath::Relay)), (5, reclaimed), (6, redelivered()), (200, granted(2))];
+        let h = vec![(1, refused(1, ResumePath::Relay)), (5, reclaimed.clone()), (6, redelivered()), (200, granted(2))];
+        assert_eq!(feed(&mut RefusalContract::default(), h), Check::Ok);
+        // Taken back while the claim request was still on its way to the store.
+        let h = vec![(5, reclaimed), (6, refused(1, ResumePath::Relay)), (200, granted(2))];
         assert_eq!(feed(&mut RefusalContract::default(), h), Check::Ok);
     }
 
