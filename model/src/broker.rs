@@ -43,9 +43,20 @@ pub struct Delivery {
     pub redelivery: bool,
 }
 
+/// How a relay came to be ready: what a delivery of it is, for the broker's witness.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Origin {
+    /// Published.
+    Fresh,
+    /// Requeued, or taken back from a consumer.
+    Redelivery,
+    /// A copy made by the duplicate-delivery fault.
+    Duplicate,
+}
+
 #[derive(Default)]
 struct BrokerState {
-    ready: VecDeque<(Relay, bool)>,
+    ready: VecDeque<(Relay, Origin)>,
     /// tag → (consumer process, relay).
     unacked: DenseMap<u32, (ProcessId, Relay)>,
     /// Unacked count per consumer.
@@ -90,28 +101,29 @@ impl Broker {
 
     /// Publishes a relay, ready after `delay` (a task on the world node carries it there).
     pub fn publish(&self, relay: Relay, delay: Duration) {
-        self.enqueue_after(relay, delay, false);
+        self.enqueue_after(relay, delay, Origin::Fresh);
     }
 
-    fn enqueue_after(&self, relay: Relay, delay: Duration, redelivery: bool) {
+    fn enqueue_after(&self, relay: Relay, delay: Duration, origin: Origin) {
         let delay = delay + self.faults.extra_delay();
         let broker = self.clone();
         if delay.is_zero() {
-            broker.enqueue(relay, redelivery);
+            broker.enqueue(relay, origin);
             return;
         }
         executor::spawn_daemon_on(NodeId::WORLD, "broker:publish", async move {
             sleep(delay).await;
-            broker.enqueue(relay, redelivery);
+            broker.enqueue(relay, origin);
         });
     }
 
-    fn enqueue(&self, relay: Relay, redelivery: bool) {
-        self.state.borrow_mut().ready.push_back((relay, redelivery));
+    fn enqueue(&self, relay: Relay, origin: Origin) {
+        self.state.borrow_mut().ready.push_back((relay, origin));
         self.arrived.notify();
     }
 
-    /// Waits for a relay for `consumer`, within its prefetch window.
+    /// Waits for a relay for `consumer`, within its prefetch window. The broker witnesses
+    /// the delivery (`RelayDelivered`).
     pub async fn receive(&self, consumer: ProcessId) -> Delivery {
         loop {
             let taken = {
@@ -119,17 +131,24 @@ impl Broker {
                 let in_flight = s.in_flight.get(consumer).copied().unwrap_or(0);
                 if in_flight < self.prefetch && !s.ready.is_empty() {
                     let index = self.faults.pick(s.ready.len());
-                    let (relay, redelivery) = s.ready.remove(index).expect("index within the ready queue");
+                    let (relay, origin) = s.ready.remove(index).expect("index within the ready queue");
                     s.next_tag += 1;
                     let tag = s.next_tag;
                     s.unacked.insert(tag, (consumer, relay));
                     *s.in_flight.get_or_insert_with(consumer, || 0) += 1;
-                    Some(Delivery { relay, tag, redelivery })
+                    Some((Delivery { relay, tag, redelivery: origin != Origin::Fresh }, origin))
                 } else {
                     None
                 }
             };
-            if let Some(d) = taken {
+            if let Some((d, origin)) = taken {
+                self.tracer.emit(ModelEvent::RelayDelivered {
+                    instance: d.relay.instance,
+                    message: d.relay.message,
+                    process: consumer,
+                    redelivery: d.redelivery,
+                    duplicate: origin == Origin::Duplicate,
+                });
                 // Others may be waiting for what is still ready.
                 if !self.state.borrow().ready.is_empty() {
                     self.arrived.notify();
@@ -155,14 +174,18 @@ impl Broker {
     /// Requeues a delivery for redelivery after `delay` (R4).
     pub fn requeue(&self, tag: u32, delay: Duration) {
         if let Some(relay) = self.settle(tag) {
-            self.tracer.emit(ModelEvent::RelayRequeued { instance: relay.instance, message: relay.message });
-            self.enqueue_after(relay, delay, true);
+            self.tracer.emit(ModelEvent::RelayRequeued {
+                instance: relay.instance,
+                message: relay.message,
+                delay_ns: sutra_sim_core::time::duration_nanos(delay),
+            });
+            self.enqueue_after(relay, delay, Origin::Redelivery);
         }
     }
 
     /// Delivers a copy of `relay` again later (the duplicate-delivery fault).
     pub fn duplicate(&self, relay: Relay, delay: Duration) {
-        self.enqueue_after(relay, delay, true);
+        self.enqueue_after(relay, delay, Origin::Duplicate);
     }
 
     fn settle(&self, tag: u32) -> Option<Relay> {
@@ -190,7 +213,7 @@ impl Broker {
                     message: relay.message,
                     process: consumer,
                 });
-                broker.enqueue(relay, true);
+                broker.enqueue(relay, Origin::Redelivery);
             }
         });
     }
@@ -209,7 +232,7 @@ impl Broker {
                 message: relay.message,
                 process: dead,
             });
-            self.enqueue(relay, true);
+            self.enqueue(relay, Origin::Redelivery);
         }
     }
 

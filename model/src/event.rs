@@ -133,13 +133,19 @@ pub enum ModelEvent {
     RelayDelivered { instance: InstanceId, message: MessageId, process: ProcessId, redelivery: bool, duplicate: bool },
     /// The relay was acked and will not be delivered again.
     RelayAcked { instance: InstanceId, message: MessageId },
-    /// The relay was requeued (a refusal or a failed attempt).
-    RelayRequeued { instance: InstanceId, message: MessageId },
+    /// The broker requeued the relay (a refusal or a failed attempt): it will be ready
+    /// again no sooner than `delay_ns` from now (broker witness).
+    RelayRequeued { instance: InstanceId, message: MessageId, delay_ns: u64 },
     /// The broker took an unacked relay back from its consumer for redelivery: the
     /// consumer died, or its ack never arrived within the ack timeout.
     RelayReclaimed { instance: InstanceId, message: MessageId, process: ProcessId },
     /// A timer row for `step` was written, due at `due_ns`.
     TimerScheduled { instance: InstanceId, step: u32, due_ns: u64 },
+    /// The store moved the due time of the instance's timer row written for version
+    /// `expects` to `due_ns` (store witness). `attempt` is the row's refusal count after the
+    /// deferral; `task` the executor's witness of who asked. A deferral that found no
+    /// matching row (already consumed by a commit) wrote nothing and emits nothing.
+    TimerDeferred { instance: InstanceId, expects: u64, attempt: u32, due_ns: u64, task: Option<u64> },
     /// A work item was dispatched to an execution lane.
     Dispatched { instance: InstanceId, exec: ExecId, path: ResumePath, process: ProcessId, lane: u16, misrouted: bool },
     /// An instance parked for a pull worker: a task row was written.
@@ -370,6 +376,7 @@ impl ModelEvent {
             | TaskParked { .. }
             | TaskLocked { .. }
             | TaskCompleted { .. }
+            | TimerDeferred { .. }
             | ClaimGranted { .. }
             | ClaimRefused { .. }
             | StoreRead { .. }
@@ -430,7 +437,7 @@ impl ModelEvent {
             tag::RELAY_PUBLISHED => RelayPublished { instance, message, step: 0 },
             tag::RELAY_DELIVERED => RelayDelivered { instance, message, process, redelivery: false, duplicate: false },
             tag::RELAY_ACKED => RelayAcked { instance, message },
-            tag::RELAY_REQUEUED => RelayRequeued { instance, message },
+            tag::RELAY_REQUEUED => RelayRequeued { instance, message, delay_ns: 0 },
             tag::RELAY_RECLAIMED => RelayReclaimed { instance, message, process },
             tag::TIMER_SCHEDULED => TimerScheduled { instance, step: 0, due_ns: 0 },
             tag::DISPATCHED => Dispatched { instance, exec, path, process, lane: 0, misrouted: false },
@@ -510,6 +517,7 @@ impl ModelEvent {
             tag::MIGRATION_COMMITTED => {
                 MigrationCommitted { instance, exec, owner, epoch: 0, current_epoch: 0, done: false, task: None }
             }
+            tag::TIMER_DEFERRED => TimerDeferred { instance, expects: 0, attempt: 1, due_ns: 0, task: None },
             _ => return None,
         })
     }
@@ -518,7 +526,7 @@ impl ModelEvent {
 /// Event tags ([`EventKind::tag`]): one per variant, for checkers' interest masks.
 pub mod tag {
     /// How many tags there are: every tag is below this, and every number below it is a tag.
-    pub const COUNT: u8 = 41;
+    pub const COUNT: u8 = 42;
 
     /// The kebab-case name of the events with tag `tag` (as [`sutra_sim_core::EventKind::name`]
     /// gives it), or `None` if no event has that tag.
@@ -621,6 +629,8 @@ pub mod tag {
     pub const STORE_READ: u8 = 39;
     /// [`super::ModelEvent::MigrationCommitted`].
     pub const MIGRATION_COMMITTED: u8 = 40;
+    /// [`super::ModelEvent::TimerDeferred`].
+    pub const TIMER_DEFERRED: u8 = 41;
 }
 
 impl EventKind for ModelEvent {
@@ -642,6 +652,7 @@ impl EventKind for ModelEvent {
             ModelEvent::RelayRequeued { .. } => "relay-requeued",
             ModelEvent::RelayReclaimed { .. } => "relay-reclaimed",
             ModelEvent::TimerScheduled { .. } => "timer-scheduled",
+            ModelEvent::TimerDeferred { .. } => "timer-deferred",
             ModelEvent::Dispatched { .. } => "dispatched",
             ModelEvent::TaskParked { .. } => "task-parked",
             ModelEvent::TaskLocked { .. } => "task-locked",
@@ -689,6 +700,7 @@ impl EventKind for ModelEvent {
             | RelayRequeued { instance, .. }
             | RelayReclaimed { instance, .. }
             | TimerScheduled { instance, .. }
+            | TimerDeferred { instance, .. }
             | Dispatched { instance, .. }
             | TaskParked { instance, .. }
             | TaskLocked { instance, .. }
@@ -732,6 +744,7 @@ impl EventKind for ModelEvent {
             ModelEvent::RelayRequeued { .. } => tag::RELAY_REQUEUED,
             ModelEvent::RelayReclaimed { .. } => tag::RELAY_RECLAIMED,
             ModelEvent::TimerScheduled { .. } => tag::TIMER_SCHEDULED,
+            ModelEvent::TimerDeferred { .. } => tag::TIMER_DEFERRED,
             ModelEvent::Dispatched { .. } => tag::DISPATCHED,
             ModelEvent::TaskParked { .. } => tag::TASK_PARKED,
             ModelEvent::TaskLocked { .. } => tag::TASK_LOCKED,

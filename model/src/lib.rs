@@ -122,7 +122,8 @@ pub fn setup(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<ModelE
     executor::spawn_daemon_on(NodeId::WORLD, "operator", admin::operator(world.clone()));
     executor::spawn_daemon_on(NodeId::WORLD, "broker:liveness", faults::crash::broker_liveness(world.clone()));
     executor::spawn_on(NodeId::WORLD, "driver", workload::drive(world.clone()));
-    ModelView::new(config, world.store.state()).with_cluster(world.cluster.clone())
+    // Weak: the view must not keep the world alive.
+    ModelView::new(config, world.store.state()).with_cluster(Rc::downgrade(&world.cluster))
 }
 
 /// Runs `scenario` once with the given checkers.

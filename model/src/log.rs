@@ -37,6 +37,7 @@ pub fn record(event: &ModelEvent) {
         | E::Swept { .. }
         | E::LeaseAcquired { .. }
         | E::TimerScheduled { .. }
+        | E::TimerDeferred { .. }
         | E::TaskParked { .. }
         | E::InstanceCompleted { .. }
         | E::RelayPublished { .. } => emit!(debug, "sutra_sim_model::store"),

@@ -289,6 +289,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("clock-skew", include_str!("../../scenarios/clock-skew.toml")),
     ("slow-steps", include_str!("../../scenarios/slow-steps.toml")),
     ("swarm", include_str!("../../scenarios/swarm.toml")),
+    ("quiet", include_str!("../../scenarios/quiet.toml")),
 ];
 
 impl Scenario {

@@ -692,32 +692,46 @@ impl Store {
         picked
     }
 
-    /// Defers a timer still pending for `expects` to `now + backoff`, counting a refusal
-    /// if `refused`. Returns the attempt number after the deferral.
-    pub async fn defer_timer(&self, instance: InstanceId, expects: u64, backoff: Duration, refused: bool) -> u32 {
+    /// Defers a timer still pending for `expects`, counting a refusal if `refused`, by the
+    /// delay `backoff` computes from the row's refusal count after this deferral — read and
+    /// written in one transaction, so two racing deferrals never compute from the same
+    /// count. Returns the count and the delay, `None` if no row matched (a commit consumed
+    /// it meanwhile: nothing is written and nothing witnessed).
+    pub async fn defer_timer(
+        &self,
+        instance: InstanceId,
+        expects: u64,
+        refused: bool,
+        backoff: impl FnOnce(u32) -> Duration,
+    ) -> Option<(u32, Duration)> {
         self.request().await;
         let now = executor::now();
-        let attempt = {
+        let deferred = {
             let mut s = self.state.borrow_mut();
             match s.timers.get_mut(instance) {
                 Some(row) if row.expects == expects => {
                     self.rows_written.notify();
-                    row.due = now.add(backoff);
                     if refused {
                         row.attempt += 1;
                     }
-                    row.attempt
+                    let delay = backoff(row.attempt);
+                    row.due = now.add(delay);
+                    Some((row.attempt, row.due, delay))
                 }
-                _ => 0,
+                _ => None,
             }
         };
+        if let Some((attempt, due, _)) = deferred {
+            self.tracer.emit(ModelEvent::TimerDeferred {
+                instance,
+                expects,
+                attempt,
+                due_ns: due.as_nanos(),
+                task: sender(),
+            });
+        }
         self.latency().await;
-        attempt
-    }
-
-    /// The refusal count a timer would have after one more refusal (for computing backoff).
-    pub fn timer_attempt(&self, instance: InstanceId) -> u32 {
-        self.state.borrow().timers.get(instance).map_or(0, |t| t.attempt)
+        deferred.map(|(attempt, _, delay)| (attempt, delay))
     }
 
     /// Locks the first unlocked (or lock-expired) task row for `worker`.
@@ -762,6 +776,17 @@ impl Store {
         }
         self.latency().await;
         done
+    }
+
+    /// Publishes an instance's creation message (the relay of its first step) through the
+    /// outbox, witnessed like every other relay.
+    pub fn publish_first_relay(&self, instance: InstanceId) {
+        assert_eq!(
+            self.state.borrow().instances[instance.0 as usize].version,
+            0,
+            "a first relay of a started instance"
+        );
+        self.publish_from_outbox(instance, 0, ResumePath::Relay);
     }
 
     /// Publishes the relay a transaction wrote to the outbox.

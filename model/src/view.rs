@@ -11,15 +11,22 @@ use crate::replica::cluster::Cluster;
 use crate::scenario::{Faults, Scenario};
 use crate::store::StoreState;
 
+/// A stand-in for the model's binding tables in checkers' unit tests: process → consistent?
+#[cfg(test)]
+pub(crate) type BindingsProbe = Box<dyn Fn(ProcessId) -> Option<bool>>;
+
 /// What a checker may read besides the events.
 pub struct ModelView {
     config: Rc<Config>,
     store: Rc<RefCell<StoreState>>,
     /// The replicas, for read-only looks at their binding tables; `None` in hand-made views.
-    cluster: Option<Rc<Cluster>>,
+    cluster: Option<std::rc::Weak<Cluster>>,
     /// Hand-made binding tables for checkers' unit tests, by process.
     #[cfg(test)]
     tables: Option<Rc<RefCell<std::collections::BTreeMap<ProcessId, TableView>>>>,
+    /// A stand-in answer to `bindings_consistent`, for checkers' unit tests.
+    #[cfg(test)]
+    probe: Option<BindingsProbe>,
 }
 
 /// A hand-made binding table (checkers' unit tests): routes and tickets.
@@ -65,7 +72,26 @@ impl ModelView {
             cluster: None,
             #[cfg(test)]
             tables: None,
+            #[cfg(test)]
+            probe: None,
         }
+    }
+
+    /// The same view, answering `bindings_consistent` with `probe` (checkers' unit tests).
+    #[cfg(test)]
+    pub(crate) fn with_bindings_probe(mut self, probe: BindingsProbe) -> ModelView {
+        self.probe = Some(probe);
+        self
+    }
+
+    /// Whether `process`'s binding table is consistent right now (its per-lane counts agree
+    /// with its tickets); `None` if the process has no table to look at.
+    pub fn bindings_consistent(&self, process: ProcessId) -> Option<bool> {
+        #[cfg(test)]
+        if let Some(probe) = &self.probe {
+            return probe(process);
+        }
+        self.binding_table_consistent(process)
     }
 
     /// The same view, reading hand-made binding tables (checkers' unit tests).
@@ -79,7 +105,8 @@ impl ModelView {
     }
 
     /// The same view, able to read the binding tables of `cluster`'s running processes.
-    pub fn with_cluster(mut self, cluster: Rc<Cluster>) -> ModelView {
+    /// Weak: the view must not keep the world alive after its run.
+    pub fn with_cluster(mut self, cluster: std::rc::Weak<Cluster>) -> ModelView {
         self.cluster = Some(cluster);
         self
     }
@@ -91,7 +118,7 @@ impl ModelView {
         process: ProcessId,
         f: impl FnOnce(&crate::replica::bindings::BindingState) -> R,
     ) -> Option<R> {
-        let cluster = self.cluster.as_ref()?;
+        let cluster = self.cluster.as_ref()?.upgrade()?;
         let slots = cluster.slots.borrow();
         let surface = slots.iter().find_map(|slot| slot.surface.as_ref().filter(|s| s.process == process))?;
         Some(surface.bindings.inspect(f))

@@ -8,9 +8,7 @@ use std::time::Duration;
 
 use sutra_sim_core::executor::{self, sleep};
 
-use crate::broker::Relay;
 use crate::event::ModelEvent;
-use crate::ids::ResumePath;
 use crate::store::Trigger;
 use crate::streams;
 use crate::world::World;
@@ -37,9 +35,8 @@ pub fn start(world: &Rc<World>) {
         }
         let instance = world.store.create_instance(plan);
         world.ctx.emit(ModelEvent::InstanceStarted { instance, steps: w.steps });
-        let relay = Relay { message: world.broker.new_message(), instance, expects: 0, path: ResumePath::Relay };
-        world.ctx.emit(ModelEvent::RelayPublished { instance, message: relay.message, step: 1 });
-        world.broker.publish(relay, streams::millis_up_to(streams::BROKER, w.relay_delay_max));
+        // The creation message goes out through the store's outbox, which witnesses it.
+        world.store.publish_first_relay(instance);
     }
 }
 

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
 use crate::dense::{DenseMap, DenseSet};
-use crate::event::{ModelEvent, Reaction};
+use crate::event::ModelEvent;
 use crate::faults::kind::FaultKind;
-use crate::ids::{ExecId, OwnerId, ProcessId};
+use crate::ids::{Code, ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
 use crate::scenario::Scenario;
 use crate::view::ModelView;
 
@@ -39,11 +39,19 @@ pub enum Situation {
     PullTaskCompleted,
     /// The broker redelivered a relay.
     BrokerRedelivered,
+    /// A step committed (store witness).
+    StepCommitted,
+    /// A step ended in this error: validation, unexpected failure or panic.
+    StepFailed(Code),
+    /// After a stale steal, the owner it was stolen from asked again and was refused.
+    RefusedReclaimAfterStaleSteal,
+    /// Relay work for an instance a migration had rebound was claimed by the override's lane.
+    OverrideRouted,
     /// A fault of this kind was injected.
     Fault(FaultKind),
 }
 
-const SITUATIONS: [(Situation, &str, &str); 11] = [
+const SITUATIONS: [(Situation, &str, &str); 17] = [
     (Situation::RelayRefused, "sometimes-relay-refused", "a refused relay was requeued"),
     (Situation::TimerDeferred, "sometimes-timer-deferred", "a refused timer fire was deferred"),
     (Situation::Admin409, "sometimes-admin-409", "a migration was answered 409"),
@@ -63,6 +71,28 @@ const SITUATIONS: [(Situation, &str, &str); 11] = [
     (Situation::SkewedReplicaClaimed, "sometimes-skewed-replica-claimed", "a replica with a skewed clock took a claim"),
     (Situation::PullTaskCompleted, "sometimes-pull-task-completed", "a pull worker completed a task"),
     (Situation::BrokerRedelivered, "sometimes-broker-redelivered", "the broker redelivered a relay"),
+    (Situation::StepCommitted, "sometimes-step-committed", "a step exited by committing"),
+    (
+        Situation::StepFailed(Code::StepValidation),
+        "sometimes-step-validation-error",
+        "a step exited with a validation error",
+    ),
+    (
+        Situation::StepFailed(Code::StepFailed),
+        "sometimes-step-unexpected-failure",
+        "a step exited with an unexpected failure",
+    ),
+    (Situation::StepFailed(Code::StepPanic), "sometimes-step-panic", "a step exited by panicking"),
+    (
+        Situation::RefusedReclaimAfterStaleSteal,
+        "sometimes-refused-reclaim-after-stale-steal",
+        "the owner a stale claim was stolen from asked again and was refused",
+    ),
+    (
+        Situation::OverrideRouted,
+        "sometimes-override-routed",
+        "relay work for a rebound instance was claimed by the override's lane",
+    ),
 ];
 
 /// One sometimes-property and the little state it needs.
@@ -75,6 +105,12 @@ pub struct Coverage {
     misrouted: DenseSet<ExecId>,
     replica_process: DenseMap<u32, ProcessId>,
     skewed: DenseSet<u32>,
+    /// Instances with a refused claim on the situation's path.
+    refused: DenseSet<InstanceId>,
+    /// Stale steals: instance → the owner the claim was taken from.
+    stolen_from: DenseMap<InstanceId, OwnerId>,
+    /// Migration overrides: (process, instance) → the lane the table now routes to.
+    overrides: BTreeMap<(ProcessId, InstanceId), u16>,
 }
 
 /// One property per fault kind, from the fault table: the kind was injected.
@@ -115,15 +151,27 @@ impl Coverage {
             misrouted: DenseSet::new(),
             replica_process: DenseMap::new(),
             skewed: DenseSet::new(),
+            refused: DenseSet::new(),
+            stolen_from: DenseMap::new(),
+            overrides: BTreeMap::new(),
         }
     }
 
     fn reached(&mut self, kind: &ModelEvent) -> bool {
         use ModelEvent as E;
         match (self.situation, kind) {
-            (Situation::RelayRefused, E::Refusal { reaction: Reaction::Requeued, .. }) => true,
-            (Situation::TimerDeferred, E::Refusal { reaction: Reaction::Deferred { .. }, .. }) => true,
-            (Situation::Admin409, E::Refusal { reaction: Reaction::Conflict409, .. }) => true,
+            // Witnessed: the store's refusal, then the broker's requeue or the store's deferral.
+            (
+                Situation::RelayRefused,
+                E::ClaimRefused { instance, path: ResumePath::Relay | ResumePath::PullCompletion, .. },
+            )
+            | (Situation::TimerDeferred, E::ClaimRefused { instance, path: ResumePath::Timer, .. }) => {
+                self.refused.insert(*instance);
+                false
+            }
+            (Situation::RelayRefused, E::RelayRequeued { instance, .. })
+            | (Situation::TimerDeferred, E::TimerDeferred { instance, .. }) => self.refused.contains(*instance),
+            (Situation::Admin409, E::ClaimRefused { path: ResumePath::Migration, .. }) => true,
             (Situation::SweepClearedDeadOwner, E::ClaimGranted { owner, process: Some(p), .. }) => {
                 self.owner_process.insert(*owner, *p);
                 false
@@ -169,6 +217,33 @@ impl Coverage {
             }
             (Situation::PullTaskCompleted, E::TaskCompleted { .. }) => true,
             (Situation::BrokerRedelivered, E::RelayDelivered { redelivery: true, .. }) => true,
+            (Situation::StepCommitted, E::CommitAccepted { .. }) => true,
+            // Narrative: why a step failed is the step's own knowledge; the store only sees
+            // the release that follows, the same for every failure kind.
+            (Situation::StepFailed(code), E::StepEnded { error: Some(e), .. }) => code == *e,
+            (
+                Situation::RefusedReclaimAfterStaleSteal,
+                E::ClaimGranted { instance, owner, previous: Some(previous), stale_age_ns: Some(_), .. },
+            ) if previous != owner => {
+                self.stolen_from.insert(*instance, *previous);
+                false
+            }
+            (Situation::RefusedReclaimAfterStaleSteal, E::ClaimRefused { instance, owner, .. }) => {
+                self.stolen_from.get(*instance) == Some(owner)
+            }
+            // Narrative for the override (the table's change is replica-local), witnessed for
+            // the claim: the store records the owner, and a lane's owner names its lane.
+            (Situation::OverrideRouted, E::BindingChanged { process, instance, lane }) => {
+                match lane {
+                    Some(l) => self.overrides.insert((*process, *instance), *l),
+                    None => self.overrides.remove(&(*process, *instance)),
+                };
+                false
+            }
+            (
+                Situation::OverrideRouted,
+                E::ClaimGranted { instance, owner, process: Some(p), path: ResumePath::Relay, .. },
+            ) => self.overrides.get(&(*p, *instance)).is_some_and(|l| *owner == OwnerId::lane(*p, *l)),
             (Situation::Fault(kind), E::FaultInjected { fault, .. }) => kind == *fault,
             _ => false,
         }
@@ -179,7 +254,9 @@ impl Checker<ModelEvent, ModelView> for Coverage {
     fn interest(&self) -> u64 {
         use crate::event::tag::*;
         let tags: &[u8] = match self.situation {
-            Situation::RelayRefused | Situation::TimerDeferred | Situation::Admin409 => &[REFUSAL],
+            Situation::RelayRefused => &[CLAIM_REFUSED, RELAY_REQUEUED],
+            Situation::TimerDeferred => &[CLAIM_REFUSED, TIMER_DEFERRED],
+            Situation::Admin409 => &[CLAIM_REFUSED],
             Situation::SweepClearedDeadOwner => &[CLAIM_GRANTED, REPLICA_CRASHED, SWEPT],
             Situation::SlowOwnerCommitRejected => &[COMMIT_REJECTED],
             Situation::MisroutedWorkBounced => &[DISPATCHED, CLAIM_REFUSED],
@@ -188,6 +265,10 @@ impl Checker<ModelEvent, ModelView> for Coverage {
             Situation::SkewedReplicaClaimed => &[CLOCK_SKEWED, REPLICA_RESTARTED, CLAIM_GRANTED],
             Situation::PullTaskCompleted => &[TASK_COMPLETED],
             Situation::BrokerRedelivered => &[RELAY_DELIVERED],
+            Situation::StepCommitted => &[COMMIT_ACCEPTED],
+            Situation::StepFailed(_) => &[STEP_ENDED],
+            Situation::RefusedReclaimAfterStaleSteal => &[CLAIM_GRANTED, CLAIM_REFUSED],
+            Situation::OverrideRouted => &[BINDING_CHANGED, CLAIM_GRANTED],
             Situation::Fault(_) => &[FAULT_INJECTED],
         };
         sutra_sim_core::tag_mask(tags)
@@ -239,6 +320,22 @@ pub fn expected(scenario: &Scenario) -> Vec<&'static str> {
             Situation::SkewedReplicaClaimed => !f.clock_skew.offset_max.is_zero() || f.clock_skew.drift_ppm_max > 0,
             Situation::PullTaskCompleted => w.pull_weight > 0,
             Situation::BrokerRedelivered => crash || contention,
+            Situation::StepCommitted => true,
+            Situation::StepFailed(Code::StepValidation) => !w.validation_error.is_never(),
+            Situation::StepFailed(Code::StepFailed) => !w.unexpected_failure.is_never(),
+            Situation::StepFailed(Code::StepPanic) => !w.panic.is_never(),
+            Situation::StepFailed(_) => false,
+            // A stale steal needs an owner outliving the claim timeout while alive (slow
+            // step, pause); its refused re-claim needs the old owner's lane to get the
+            // instance's work again while the thief holds it. In 2,000-seed sweeps only
+            // scenarios with migrations as well reach it (slow-steps and process-pause alone
+            // never do: the stolen-from lane's retry comes after the thief has committed).
+            // Where most steps park for a pull worker (pull-workers: 2 seeds in 10,000) it is
+            // too rare to demand of a sweep.
+            Situation::RefusedReclaimAfterStaleSteal => {
+                (on(FaultKind::SlowStep) || pause) && migration && w.pull_weight <= w.relay_weight + w.timer_weight
+            }
+            Situation::OverrideRouted => migration && w.relay_weight > 0,
             Situation::Fault(kind) => on(kind),
         };
         if expected {
@@ -252,12 +349,11 @@ pub fn expected(scenario: &Scenario) -> Vec<&'static str> {
 mod tests {
     use super::*;
     use crate::checkers::testing::feed;
-    use crate::ids::{InstanceId, ResumePath};
 
     /// A hand-made history that reaches `situation`.
     fn history_reaching(situation: Situation) -> Vec<ModelEvent> {
         use crate::event::Exit;
-        use crate::ids::{Code, MessageId};
+        use crate::ids::MessageId;
         use ModelEvent as E;
         let i = InstanceId(0);
         let e = ExecId(1);
@@ -274,15 +370,20 @@ mod tests {
             epoch: 1,
             task: None,
         };
-        let refusal = |path, reaction| E::Refusal { instance: i, exec: e, path, code: Code::ResumeClaimHeld, reaction };
+        let refused =
+            |path| E::ClaimRefused { instance: i, exec: e, owner, path, holder: OwnerId::lane(p, 1), task: None };
         let dispatched =
             |misrouted| E::Dispatched { instance: i, exec: e, path: ResumePath::Relay, process: p, lane: 0, misrouted };
         match situation {
-            Situation::RelayRefused => vec![refusal(ResumePath::Relay, Reaction::Requeued)],
-            Situation::TimerDeferred => {
-                vec![refusal(ResumePath::Timer, Reaction::Deferred { attempt: 1, backoff_ns: 100_000_000 })]
-            }
-            Situation::Admin409 => vec![refusal(ResumePath::Migration, Reaction::Conflict409)],
+            Situation::RelayRefused => vec![
+                refused(ResumePath::Relay),
+                E::RelayRequeued { instance: i, message: MessageId(1), delay_ns: 500_000_000 },
+            ],
+            Situation::TimerDeferred => vec![
+                refused(ResumePath::Timer),
+                E::TimerDeferred { instance: i, expects: 1, attempt: 1, due_ns: 100_000_000, task: None },
+            ],
+            Situation::Admin409 => vec![refused(ResumePath::Migration)],
             Situation::SweepClearedDeadOwner => vec![
                 grant,
                 E::ReplicaCrashed { replica: 0, process: p },
@@ -321,6 +422,42 @@ mod tests {
                 redelivery: true,
                 duplicate: false,
             }],
+            Situation::StepCommitted => vec![E::CommitAccepted {
+                instance: i,
+                exec: e,
+                owner,
+                epoch: 1,
+                owner_before: Some(owner),
+                current_epoch: 1,
+                trigger: crate::event::TriggerRef::Message(MessageId(1)),
+                based_on: 0,
+                version_before: 0,
+                version_after: 1,
+                task: None,
+            }],
+            Situation::StepFailed(code) => vec![E::StepEnded { instance: i, exec: e, error: Some(code) }],
+            Situation::RefusedReclaimAfterStaleSteal => vec![
+                E::ClaimGranted {
+                    instance: i,
+                    exec: ExecId(2),
+                    owner: OwnerId::lane(ProcessId(2), 0),
+                    process: Some(ProcessId(2)),
+                    path: ResumePath::Relay,
+                    previous: Some(owner),
+                    stale_age_ns: Some(31_000_000_000),
+                    epoch: 2,
+                    task: None,
+                },
+                E::ClaimRefused {
+                    instance: i,
+                    exec: ExecId(3),
+                    owner,
+                    path: ResumePath::Relay,
+                    holder: OwnerId::lane(ProcessId(2), 0),
+                    task: None,
+                },
+            ],
+            Situation::OverrideRouted => vec![E::BindingChanged { process: p, instance: i, lane: Some(0) }, grant],
             Situation::Fault(fault) => vec![E::FaultInjected { fault, replica: None, detail_ns: 0 }],
         }
         .into_iter()

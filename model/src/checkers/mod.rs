@@ -3,6 +3,7 @@
 //! only — exactly what a user-written checker can see.
 
 pub mod commit_by_owner;
+pub mod bindings_consistent;
 pub mod coverage;
 pub mod eventual_completion;
 pub mod exits_release;
@@ -12,6 +13,7 @@ pub mod linear_history;
 pub mod no_double_resume;
 pub mod no_stale_snapshot;
 pub mod owner_scope;
+pub mod one_trigger_one_step;
 pub mod parked_holds_no_claim;
 pub mod quiet_bounce_meter;
 pub mod refusal_contract;
@@ -40,6 +42,7 @@ pub fn built_in() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
         no_double_resume::spec(),
         no_stale_snapshot::spec(),
         linear_history::spec(),
+        one_trigger_one_step::spec(),
         release_with_commit::spec(),
         exits_release::spec(),
         refusal_contract::spec(),
@@ -52,6 +55,7 @@ pub fn built_in() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
         owner_scope::spec(),
         tickets_follow_routes::spec(),
         refused_migration_touches_nothing::spec(),
+        bindings_consistent::spec(),
         eventual_completion::spec(),
         quiet_bounce_meter::spec(),
     ]

@@ -17,13 +17,6 @@ pub async fn run(ctx: Rc<Context>, broker: Broker, surface: Rc<ReplicaSurface>) 
     loop {
         let delivery = broker.receive(process).await;
         let relay = delivery.relay;
-        ctx.emit(ModelEvent::RelayDelivered {
-            instance: relay.instance,
-            message: relay.message,
-            process,
-            redelivery: delivery.redelivery,
-            duplicate: false,
-        });
         // A duplicate is the publisher's or the broker's at-least-once slip: one per first delivery,
         // never multiplying on redeliveries.
         if !delivery.redelivery && broker.faults().duplicates() {

@@ -301,15 +301,22 @@ impl ExecutionLane {
             }
             Source::Timer => {
                 let t = &w.ctx.scenario().timeouts;
-                let attempt = w.store.timer_attempt(work.instance) + u32::from(refused);
-                let backoff = if w.ctx.mutant_is(Mutant::TimerDeferNoBackoff) {
-                    Duration::ZERO
-                } else {
-                    backoff(t.timer_backoff_base, t.timer_backoff_max, attempt.max(1))
-                        + streams::millis_up_to(streams::TIMERS, t.timer_backoff_base)
-                };
-                let attempt = w.store.defer_timer(work.instance, work.expects, backoff, refused).await;
-                Reaction::Deferred { attempt, backoff_ns: sutra_sim_core::time::duration_nanos(backoff) }
+                let (base, max) = (t.timer_backoff_base, t.timer_backoff_max);
+                let no_backoff = w.ctx.mutant_is(Mutant::TimerDeferNoBackoff);
+                // The count is the row's, inside the store's deferring transaction: a
+                // count read beforehand can be stale when two fires of one row race.
+                let deferred = w
+                    .store
+                    .defer_timer(work.instance, work.expects, refused, |attempt| {
+                        if no_backoff {
+                            Duration::ZERO
+                        } else {
+                            backoff(base, max, attempt.max(1)) + streams::millis_up_to(streams::TIMERS, base)
+                        }
+                    })
+                    .await;
+                let (attempt, delay) = deferred.unwrap_or((0, Duration::ZERO));
+                Reaction::Deferred { attempt, backoff_ns: sutra_sim_core::time::duration_nanos(delay) }
             }
         }
     }
