@@ -139,16 +139,31 @@ fn the_correct_model_passes_the_independent_re_check() {
 }
 
 #[test]
-fn a_history_that_passes_the_built_ins_can_still_be_caught_by_your_own_checker() {
-    // release-before-commit passes every built-in checker in most smoke seeds (issue #12:
-    // the built-ins flag it only when another execution holds a claim); its history
-    // shows the commit taken from nobody's claim.
+fn a_history_that_passed_the_checkers_you_ran_can_still_be_caught_by_your_own_checker() {
+    // Run with one built-in checker that does not judge ownership (linear-history): the
+    // release-before-commit runs pass it, and their histories still show each commit taken
+    // from nobody's claim — a rule anyone can check from the file after the fact.
     let dir = scratch("passing-mutant");
     let caught = (0..10)
-        .map(|seed| run_with_history(&dir, "smoke", seed, Some("release-before-commit")))
-        .filter(|(code, _, text)| *code == 0 && example::check(text).unwrap().breach.is_some())
+        .filter(|seed| {
+            let file = dir.join(format!("narrow-{seed}.jsonl"));
+            let seed = seed.to_string();
+            let (code, _, err) = sutra_sim(&[
+                "run",
+                "--seed",
+                &seed,
+                "--mutant",
+                "release-before-commit",
+                "--checker",
+                "linear-history",
+                "--history",
+                s(&file),
+            ]);
+            assert!(code == 0 || code == 1, "{err}");
+            code == 0 && example::check(&std::fs::read_to_string(&file).unwrap()).unwrap().breach.is_some()
+        })
         .count();
-    assert!(caught > 0, "no passing seed of release-before-commit in 0..10 was caught from its history");
+    assert!(caught > 0, "no release-before-commit seed in 0..10 passed linear-history and was caught from its history");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

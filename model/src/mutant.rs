@@ -165,14 +165,14 @@ pub const MUTANTS: [MutantInfo; 25] = [
         mutant: Mutant::SweeperUnleased,
         name: "sweeper-unleased",
         rules: "R18",
-        caught_by: "sweep-by-age",
+        caught_by: "sweep-by-age or lease-exclusive",
         description: "every replica sweeps without the lease",
     },
     MutantInfo {
         mutant: Mutant::AckBeforeCommit,
         name: "ack-before-commit",
         rules: "R4",
-        caught_by: "eventual-completion",
+        caught_by: "eventual-completion or refusal-contract",
         description: "relays are acked on receipt",
     },
     MutantInfo {

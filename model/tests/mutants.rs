@@ -14,7 +14,7 @@ const SEED_BUDGET: u64 = 400;
 /// issue #12's rewrite of it merges (`no-double-resume` on epochs, `refusal-contract` on
 /// broker witnesses): skipped here meanwhile, judged by `mutant_witnesses.rs`. The
 /// integrator empties this list after merging.
-const AWAITING_CHECKER_REWRITE: &[&str] = &["release-in-spawned-task", "refused-relay-republished"];
+const AWAITING_CHECKER_REWRITE: &[&str] = &[];
 
 /// The first (scenario, seed) where `info`'s expected checker kills it; `Err` if none of
 /// its expected checkers is registered.
@@ -56,8 +56,6 @@ fn every_mutant_is_caught_by_its_expected_checker_within_the_seed_budget() {
 }
 
 #[test]
-#[ignore = "passes once issue #12's checkers (one-trigger-one-step, stale-steal, commit-by-owner, owner-scope, \
-            bindings-consistent) are merged; the integrator removes this ignore"]
 fn every_expected_checker_is_registered() {
     let registry = checkers::registry();
     for info in MUTANTS.iter() {

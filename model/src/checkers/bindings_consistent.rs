@@ -48,8 +48,9 @@ impl Checker<ModelEvent, ModelView> for BindingsConsistent {
     }
 
     fn on_event(&mut self, event: &Event<ModelEvent>, view: &ModelView) -> Check {
-        if let ModelEvent::Lane { process, component: Component::Bindings, action: LaneAction::TurnEnded(item), .. } =
-            event.kind
+        if let ModelEvent::Lane {
+            process, component: Component::Bindings, action: LaneAction::TurnEnded(item), ..
+        } = event.kind
         {
             if view.bindings_consistent(process) == Some(false) {
                 return Check::Fail(format!(
@@ -72,7 +73,8 @@ mod tests {
         ModelEvent::Lane {
             process: ProcessId(process),
             component: Component::Bindings,
-            action: LaneAction::TurnEnded(1), task: None
+            action: LaneAction::TurnEnded(1),
+            task: None,
         }
     }
 
@@ -89,7 +91,8 @@ mod tests {
         let started = ModelEvent::Lane {
             process: ProcessId(1),
             component: Component::Bindings,
-            action: LaneAction::TurnStarted(1), task: None
+            action: LaneAction::TurnStarted(1),
+            task: None,
         };
         assert_eq!(feed_with(&mut BindingsConsistent, vec![(1, started)], &v), Check::Ok);
     }

@@ -1,32 +1,45 @@
-//! no-stale-snapshot (always; R19, L7): every accepted commit is based on the version
-//! current at commit time, and every action on a versioned snapshot uses a current version
-//! (or a claim settled inside the turn that read it).
+//! no-stale-snapshot (always; R19): every accepted commit is based on the version current
+//! at commit time — by the checker's own count of the versions the store committed, not by
+//! the `version_before` the commit event reports (a store bug could report it wrong). A
+//! writer that read the row, lost the race and wrote anyway from its old read is the
+//! stale-snapshot write R19 exists to stop.
+//!
+//! The route half of L7 (a binding-table route read in one turn and acted on after an
+//! await) is judged by `tickets-follow-routes` from the table itself; this checker once
+//! read the model's own `SnapshotUsed` label for it, a self-report.
+//!
+//! A real bug that passes: a commit based on the right version but computed from stale
+//! step input that the store never sees (the model's steps carry no payload).
 
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
+use crate::dense::DenseMap;
 use crate::event::ModelEvent;
+use crate::ids::InstanceId;
 use crate::view::ModelView;
 
-/// Stateless: each event carries what it needs.
+/// The committed version of each instance, as the store's commits witnessed it.
 #[derive(Default)]
-pub struct NoStaleSnapshot;
+pub struct NoStaleSnapshot {
+    versions: DenseMap<InstanceId, u64>,
+}
 
 /// The registration.
 pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
     CheckerSpec {
         name: "no-stale-snapshot",
         kind: CheckerKind::Always,
-        description: "every accepted commit and every snapshot use is based on the current version",
-        rules: &["R19", "L7"],
-        factory: Arc::new(|| Box::new(NoStaleSnapshot)),
+        description: "every accepted commit is based on the version current at commit time",
+        rules: &["R19"],
+        factory: Arc::new(|| Box::new(NoStaleSnapshot::default())),
     }
 }
 
 impl Checker<ModelEvent, ModelView> for NoStaleSnapshot {
     fn interest(&self) -> u64 {
-        sutra_sim_core::tag_mask(&[crate::event::tag::COMMIT_ACCEPTED, crate::event::tag::SNAPSHOT_USED])
+        sutra_sim_core::tag_mask(&[crate::event::tag::COMMIT_ACCEPTED])
     }
 
     fn name(&self) -> &str {
@@ -38,19 +51,18 @@ impl Checker<ModelEvent, ModelView> for NoStaleSnapshot {
     }
 
     fn on_event(&mut self, event: &Event<ModelEvent>, _view: &ModelView) -> Check {
-        match &event.kind {
-            ModelEvent::CommitAccepted { instance, exec, based_on, version_before, .. } if based_on != version_before => {
-                Check::Fail(format!(
-                    "execution {} committed instance {} based on version {based_on}, but version {version_before} was current",
-                    exec.0, instance.0
-                ))
-            }
-            ModelEvent::SnapshotUsed { process, instance, used } if used.is_stale() => Check::Fail(format!(
-                "process p{} acted on route snapshot of instance {} at version {} after it changed to {} (L7)",
-                process.0, instance.0, used.read_version, used.current_version
-            )),
-            _ => Check::Ok,
+        let ModelEvent::CommitAccepted { instance, exec, based_on, version_after, .. } = &event.kind else {
+            return Check::Ok;
+        };
+        let current = self.versions.get(*instance).copied().unwrap_or(0);
+        self.versions.insert(*instance, *version_after);
+        if *based_on != current {
+            return Check::Fail(format!(
+                "execution {} committed instance {} based on version {based_on}, but the store had committed version {current}",
+                exec.0, instance.0
+            ));
         }
+        Check::Ok
     }
 }
 
@@ -58,9 +70,9 @@ impl Checker<ModelEvent, ModelView> for NoStaleSnapshot {
 mod tests {
     use super::*;
     use crate::checkers::testing::{fails, feed};
-    use crate::ids::{ExecId, InstanceId, OwnerId, ProcessId};
-    use sutra_sim_core::cell::{CellId, SnapshotUse};
+    use crate::ids::{ExecId, OwnerId, ProcessId};
 
+    /// A commit as the store reports it; `version_before` is what the store claims.
     fn commit(based_on: u64, version_before: u64) -> ModelEvent {
         ModelEvent::CommitAccepted {
             instance: InstanceId(0),
@@ -77,27 +89,20 @@ mod tests {
         }
     }
 
-    fn used(read: u64, current: u64, settled: bool) -> ModelEvent {
-        ModelEvent::SnapshotUsed {
-            process: ProcessId(1),
-            instance: InstanceId(0),
-            used: SnapshotUse { cell: CellId(0), read_version: read, current_version: current, settled },
-        }
-    }
-
     #[test]
     fn fires_on_a_commit_based_on_an_old_version() {
-        assert!(fails(&feed(&mut NoStaleSnapshot, vec![(1, commit(0, 0)), (2, commit(0, 1))])));
+        assert!(fails(&feed(&mut NoStaleSnapshot::default(), vec![(1, commit(0, 0)), (2, commit(0, 1))])));
     }
 
     #[test]
-    fn fires_on_an_unsettled_stale_snapshot_use() {
-        assert!(fails(&feed(&mut NoStaleSnapshot, vec![(1, used(0, 1, false))])));
+    fn fires_even_when_the_store_misreports_the_version_it_overwrote() {
+        // The second commit claims it overwrote version 0, but the first already made it 1.
+        assert!(fails(&feed(&mut NoStaleSnapshot::default(), vec![(1, commit(0, 0)), (2, commit(0, 0))])));
     }
 
     #[test]
-    fn accepts_current_commits_and_settled_uses() {
-        let history = vec![(1, commit(0, 0)), (2, commit(1, 1)), (3, used(0, 0, false)), (4, used(0, 3, true))];
-        assert_eq!(feed(&mut NoStaleSnapshot, history), Check::Ok);
+    fn accepts_commits_each_based_on_the_last() {
+        let history = vec![(1, commit(0, 0)), (2, commit(1, 1)), (3, commit(2, 2))];
+        assert_eq!(feed(&mut NoStaleSnapshot::default(), history), Check::Ok);
     }
 }
