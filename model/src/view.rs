@@ -142,17 +142,36 @@ impl ModelView {
 
     /// The delivery tickets in `process`'s binding table, in tag order (`None`: no table).
     pub fn binding_tickets(&self, process: ProcessId) -> Option<Vec<TicketView>> {
+        let mut tickets = Vec::new();
+        self.for_each_binding_ticket(process, |t| {
+            tickets.push(t);
+            true
+        })?;
+        tickets.sort_by_key(|t| t.tag);
+        Some(tickets)
+    }
+
+    /// Calls `visit` on each delivery ticket in `process`'s binding table, in the table's
+    /// own order, until it returns false; `None` if there is no table. Allocates nothing:
+    /// checkers that look after every turn use this.
+    pub fn for_each_binding_ticket(&self, process: ProcessId, mut visit: impl FnMut(TicketView) -> bool) -> Option<()> {
         #[cfg(test)]
         if let Some(tables) = &self.tables {
-            return tables.borrow().get(&process).map(|t| t.tickets.clone());
+            let tables = tables.borrow();
+            let table = tables.get(&process)?;
+            for t in &table.tickets {
+                if !visit(*t) {
+                    break;
+                }
+            }
+            return Some(());
         }
         self.with_table(process, |t| {
-            let mut tickets: Vec<TicketView> = t
-                .tickets()
-                .map(|(tag, instance, lane, registered)| TicketView { tag, instance, lane, registered })
-                .collect();
-            tickets.sort_by_key(|t| t.tag);
-            tickets
+            for (tag, instance, lane, registered) in t.tickets() {
+                if !visit(TicketView { tag, instance, lane, registered }) {
+                    break;
+                }
+            }
         })
     }
 

@@ -21,7 +21,7 @@ use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
 use crate::event::{Component, LaneAction, ModelEvent};
 use crate::ids::ResumePath;
-use crate::view::ModelView;
+use crate::view::{ModelView, RouteView, TicketView};
 
 /// The checker: stateless, the table's own write order tells what came first.
 #[derive(Default)]
@@ -55,19 +55,28 @@ impl Checker<ModelEvent, ModelView> for TicketsFollowRoutes {
     fn on_event(&mut self, event: &Event<ModelEvent>, view: &ModelView) -> Check {
         match &event.kind {
             ModelEvent::Lane { process, component: Component::Bindings, action: LaneAction::TurnEnded(_), .. } => {
-                let Some(tickets) = view.binding_tickets(*process) else { return Check::Ok };
-                for t in &tickets {
-                    let Some(route) = view.binding_route(*process, t.instance) else { continue };
-                    // A route changed after the registration leaves the ticket right when made.
-                    if route.lane != t.lane && route.changed < t.registered {
-                        return Check::Fail(format!(
-                            "p{}: delivery {} of instance {} was registered under lane {} while the binding \
-                             table already routed it to lane {} (a route read before an await, L7)",
-                            process.0, t.tag, t.instance.0, t.lane, route.lane
-                        ));
+                // The misfiled ticket with the lowest tag, if any (allocation-free visit).
+                let mut misfiled: Option<(TicketView, RouteView)> = None;
+                view.for_each_binding_ticket(*process, |t| {
+                    if let Some(route) = view.binding_route(*process, t.instance) {
+                        // A route changed after the registration leaves the ticket right when made.
+                        if route.lane != t.lane
+                            && route.changed < t.registered
+                            && misfiled.is_none_or(|(m, _)| t.tag < m.tag)
+                        {
+                            misfiled = Some((t, route));
+                        }
                     }
+                    true
+                });
+                match misfiled {
+                    Some((t, route)) => Check::Fail(format!(
+                        "p{}: delivery {} of instance {} was registered under lane {} while the binding \
+                         table already routed it to lane {} (a route read before an await, L7)",
+                        process.0, t.tag, t.instance.0, t.lane, route.lane
+                    )),
+                    None => Check::Ok,
                 }
-                Check::Ok
             }
             ModelEvent::ClaimGranted {
                 instance,
@@ -75,8 +84,15 @@ impl Checker<ModelEvent, ModelView> for TicketsFollowRoutes {
                 process: Some(process),
                 path: ResumePath::Relay | ResumePath::PullCompletion,
                 ..
-            } => match view.binding_tickets(*process) {
-                Some(tickets) if !tickets.iter().any(|t| t.instance == *instance) => Check::Fail(format!(
+            } => match {
+                let mut held = false;
+                view.for_each_binding_ticket(*process, |t| {
+                    held |= t.instance == *instance;
+                    !held
+                })
+                .map(|()| held)
+            } {
+                Some(false) => Check::Fail(format!(
                     "p{}: execution {} of a delivery claimed instance {} while the binding table holds no \
                      ticket for it (the registration was not done when the relay path went on, L11)",
                     process.0, exec.0, instance.0

@@ -295,10 +295,12 @@ impl BindingState {
 
     /// True if the per-lane counts agree with the tickets (the C2 invariant).
     pub fn consistent(&self) -> bool {
-        let mut counts = vec![0u32; self.per_lane.len()];
+        // On the stack: checked after every turn, so it must not allocate.
+        let mut counts = [0u32; crate::scenario::LANES_MAX as usize];
+        assert!(self.per_lane.len() <= counts.len(), "at most LANES_MAX lanes");
         for (_, lane, _) in self.tickets.values() {
             counts[*lane as usize] += 1;
         }
-        counts == self.per_lane
+        counts[..self.per_lane.len()] == self.per_lane[..]
     }
 }
