@@ -89,7 +89,7 @@ def main():
             kind, by = "timeout", ""
         elif summary == "MissedMutant":
             kind, by = "missed", ""
-        elif verdicts and verdicts[-1][0] == "violation":
+        elif verdicts and verdicts[-1][0] in ("violation", "coverage"):
             kind, by = "checker", verdicts[-1][1]
         elif verdicts and verdicts[-1][0] != "pass":
             kind, by = "crash", verdicts[-1][0]

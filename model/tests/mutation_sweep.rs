@@ -2,14 +2,17 @@
 //! with every built-in checker. On the correct model it passes; on a mutant of a protocol
 //! component it should fail, and it prints one `SUTRA-MUTATION-VERDICT` line saying how, so
 //! `scripts/mutation-score.py` can tell a mutant caught by a checker (a violation) from one
-//! caught only by a crash, a hang or a budget overrun — which proves much less.
+//! caught only by a crash, a hang or a budget overrun — which proves much less. A coverage
+//! property the scenario must reach that no seed reached is a failure too (class
+//! `coverage`): a mutant that silently stops exercising a path shows as a path gone dark.
 //!
 //! Ignored in the normal test run (it is a sweep, not a unit test); `cargo mutants` runs it
 //! with `--include-ignored` (see `docs/mutation-testing.md`). `SUTRA_SIM_MUTATION_SEEDS`
 //! sets the seeds per scenario (default 1,000).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
+use sutra_sim_model::checkers::coverage;
 use sutra_sim_model::{run, RunOptions, Scenario};
 
 /// Seeds per scenario unless `SUTRA_SIM_MUTATION_SEEDS` says otherwise.
@@ -18,32 +21,64 @@ const SEEDS_DEFAULT: u64 = 1_000;
 /// How one run ended: its verdict class and checker (or class again), and where.
 type Failure = (String, String, String, u64);
 
+/// The coverage properties each scenario must reach (`coverage::expected`) that none of its
+/// seeds reached: a path gone dark, as a failure of class `coverage` (seed: the count run).
+fn dark_paths(scenarios: &[Scenario], reached: &[BTreeSet<String>], seeds: u64) -> Vec<Failure> {
+    let mut dark = Vec::new();
+    for (scenario, reached) in scenarios.iter().zip(reached) {
+        for name in coverage::expected(scenario) {
+            if !reached.contains(name) {
+                dark.push(("coverage".to_string(), name.to_string(), scenario.name.clone(), seeds));
+            }
+        }
+    }
+    dark
+}
+
 /// Runs `seeds` of every built-in scenario on `threads` threads; the failures in seed
 /// order, whatever the thread count.
 fn sweep(seeds: u64, threads: u64) -> (u64, Vec<Failure>) {
+    let (runs, mut failures, reached) = sweep_runs(seeds, threads);
+    failures.extend(dark_paths(&Scenario::all_built_in(), &reached, seeds));
+    (runs, failures)
+}
+
+/// The runs of [`sweep`]: failures in seed order, and what each scenario's seeds reached.
+fn sweep_runs(seeds: u64, threads: u64) -> (u64, Vec<Failure>, Vec<BTreeSet<String>>) {
     let scenarios = Scenario::all_built_in();
     let work: Vec<(usize, u64)> = (0..scenarios.len()).flat_map(|s| (0..seeds).map(move |seed| (s, seed))).collect();
-    let mut failures: Vec<(usize, Failure)> = std::thread::scope(|scope| {
+    let mut per_thread: Vec<(Vec<(usize, Failure)>, Vec<BTreeSet<String>>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let (work, scenarios) = (&work, &scenarios);
                 scope.spawn(move || {
                     let mut found = Vec::new();
+                    let mut reached = vec![BTreeSet::new(); scenarios.len()];
                     for (i, &(s, seed)) in work.iter().enumerate().skip(t as usize).step_by(threads as usize) {
-                        let verdict = run(&scenarios[s], &RunOptions::seeded(seed)).verdict;
+                        let out = run(&scenarios[s], &RunOptions::seeded(seed));
+                        reached[s].extend(out.reached.iter().cloned());
+                        let verdict = out.verdict;
                         if !verdict.is_pass() {
                             let checker = verdict.checker().unwrap_or(verdict.class()).to_string();
                             found.push((i, (verdict.class().to_string(), checker, scenarios[s].name.clone(), seed)));
                         }
                     }
-                    found
+                    (found, reached)
                 })
             })
             .collect();
-        handles.into_iter().flat_map(|h| h.join().expect("a sweep thread panicked outside a run")).collect()
+        handles.into_iter().map(|h| h.join().expect("a sweep thread panicked outside a run")).collect::<Vec<_>>()
     });
+    let mut reached = vec![BTreeSet::new(); scenarios.len()];
+    let mut failures: Vec<(usize, Failure)> = Vec::new();
+    for (found, seen) in per_thread.drain(..) {
+        failures.extend(found);
+        for (all, these) in reached.iter_mut().zip(seen) {
+            all.extend(these);
+        }
+    }
     failures.sort_by_key(|(i, _)| *i);
-    (work.len() as u64, failures.into_iter().map(|(_, f)| f).collect())
+    (work.len() as u64, failures.into_iter().map(|(_, f)| f).collect(), reached)
 }
 
 #[test]
