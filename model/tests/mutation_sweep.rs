@@ -21,6 +21,9 @@ const SEEDS_DEFAULT: u64 = 1_000;
 /// How one run ended: its verdict class and checker (or class again), and where.
 type Failure = (String, String, String, u64);
 
+/// What one sweep thread found: its failures by work index, and what each scenario reached.
+type ThreadFindings = (Vec<(usize, Failure)>, Vec<BTreeSet<String>>);
+
 /// The coverage properties each scenario must reach (`coverage::expected`) that none of its
 /// seeds reached: a path gone dark, as a failure of class `coverage` (seed: the count run).
 fn dark_paths(scenarios: &[Scenario], reached: &[BTreeSet<String>], seeds: u64) -> Vec<Failure> {
@@ -47,7 +50,7 @@ fn sweep(seeds: u64, threads: u64) -> (u64, Vec<Failure>) {
 fn sweep_runs(seeds: u64, threads: u64) -> (u64, Vec<Failure>, Vec<BTreeSet<String>>) {
     let scenarios = Scenario::all_built_in();
     let work: Vec<(usize, u64)> = (0..scenarios.len()).flat_map(|s| (0..seeds).map(move |seed| (s, seed))).collect();
-    let mut per_thread: Vec<(Vec<(usize, Failure)>, Vec<BTreeSet<String>>)> = std::thread::scope(|scope| {
+    let mut per_thread: Vec<ThreadFindings> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let (work, scenarios) = (&work, &scenarios);
