@@ -2,14 +2,8 @@
 
 use std::process::Command;
 
-fn sutra_sim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sutra-sim")).args(args).output().expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+mod common;
+use common::sutra_sim;
 
 #[test]
 fn run_json_has_the_contract_fields_and_is_deterministic() {

@@ -3,8 +3,7 @@
 //! `examples/history_check.rs`, and is never written to a bad path; `list checkers --json`
 //! names each checker's input events and their emitters.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use serde_json::Value;
 use sutra_sim::history;
@@ -12,29 +11,17 @@ use sutra_sim::model::event::tag;
 use sutra_sim::model::{ModelEvent, Mutant, RunOptions, Scenario};
 use sutra_sim::plugin::CheckerSet;
 
+mod common;
+use common::{s, sutra_sim};
+
+/// A scratch directory of this file's own for test `name`.
+fn scratch(name: &str) -> std::path::PathBuf {
+    common::scratch("history", name)
+}
+
 #[path = "../examples/history_check.rs"]
 #[allow(dead_code)] // the example's `main` is not used here
 mod example;
-
-fn sutra_sim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sutra-sim")).args(args).output().expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sutra-sim-history-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// The kebab names of the narrative (self-report) event kinds.
 fn narrative_names() -> Vec<&'static str> {

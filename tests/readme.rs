@@ -5,14 +5,21 @@
 //! When this fails after a change, regenerate the README's sample outputs from real runs
 //! (the failure message prints what the run gave) rather than editing this test.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use sutra_sim::plugin::{CheckerSet, Mutant};
 use sutra_sim::sweep::{self, SweepPlan};
 use sutra_sim::testing::SimTest;
+
+mod common;
+use common::sutra_sim_in;
+
+/// A scratch directory of this file's own for test `name`.
+fn scratch(name: &str) -> std::path::PathBuf {
+    common::scratch("None", name)
+}
 
 #[allow(dead_code)]
 #[path = "../examples/migration_owner.rs"]
@@ -123,23 +130,6 @@ fn the_walk_through_sweep_prints_what_the_readme_says() {
             assert!(summary.contains(&piece), "the README claims {piece:?}; the sweep printed:\n{summary}");
         }
     }
-}
-
-fn sutra_sim_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out =
-        Command::new(env!("CARGO_BIN_EXE_sutra-sim")).current_dir(dir).args(args).output().expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sutra-sim-readme-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 #[test]

@@ -3,7 +3,6 @@
 //! is never a silent pass; every failure ends with the command that replays it.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use sutra_sim::plugin::CheckerSet;
 use sutra_sim::replay::replay;
@@ -11,21 +10,12 @@ use sutra_sim::reproducer::{Reproducer, Saved};
 use sutra_sim_core::EntropyMode;
 use sutra_sim_model::{Mutant, RunOptions, Scenario};
 
-fn sutra_sim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sutra-sim")).args(args).output().expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+mod common;
+use common::sutra_sim;
 
-/// A fresh directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sutra-sim-reproducer-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A scratch directory of this file's own for test `name`.
+fn scratch(name: &str) -> std::path::PathBuf {
+    common::scratch("reproducer", name)
 }
 
 /// The first smoke seed that routing-as-mutex fails (it is caught in a few dozen events);

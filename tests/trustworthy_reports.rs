@@ -2,24 +2,15 @@
 //! the shards of one sweep, replay lines replay what failed, seed ranges never wrap, a
 //! closed stdout ends the program quietly, and reproducers are byte-stable.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
-fn sutra_sim_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out =
-        Command::new(env!("CARGO_BIN_EXE_sutra-sim")).current_dir(dir).args(args).output().expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+mod common;
+use common::sutra_sim_in;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sutra-sim-trust-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A scratch directory of this file's own for test `name`.
+fn scratch(name: &str) -> std::path::PathBuf {
+    common::scratch("trust", name)
 }
 
 fn json(path: &Path) -> serde_json::Value {

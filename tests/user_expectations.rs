@@ -1,16 +1,8 @@
 //! What users expect of a sweep tool (issue #15): a determinism self-check they can run,
 //! columns that line up, failures listed in order, all cores by default.
 
-use std::process::Command;
-
-fn sutra_sim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sutra-sim")).args(args).output().expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+mod common;
+use common::sutra_sim;
 
 #[test]
 fn run_check_determinism_runs_the_seed_again_and_says_it_ran_the_same() {
