@@ -140,17 +140,6 @@ impl ModelView {
         self.with_table(process, |t| t.consistent())
     }
 
-    /// The delivery tickets in `process`'s binding table, in tag order (`None`: no table).
-    pub fn binding_tickets(&self, process: ProcessId) -> Option<Vec<TicketView>> {
-        let mut tickets = Vec::new();
-        self.for_each_binding_ticket(process, |t| {
-            tickets.push(t);
-            true
-        })?;
-        tickets.sort_by_key(|t| t.tag);
-        Some(tickets)
-    }
-
     /// Calls `visit` on each delivery ticket in `process`'s binding table, in the table's
     /// own order, until it returns false; `None` if there is no table. Allocates nothing:
     /// checkers that look after every turn use this.
