@@ -11,6 +11,7 @@ pub mod broker;
 pub mod checkers;
 pub mod ctx;
 pub mod dense;
+pub mod design;
 pub mod event;
 pub mod faults;
 pub mod ids;

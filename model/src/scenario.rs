@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use sutra_sim_core::time::serde_duration;
 use sutra_sim_core::{format_duration, Budgets, StrategyConfig};
 
+use crate::design::Design;
 pub use crate::faults::kind::Faults;
 use crate::ratio::Ratio;
 
@@ -65,6 +66,9 @@ pub struct Scenario {
     /// The faulty phase and the heal.
     #[serde(default)]
     pub phases: Phases,
+    /// Design choices (spec 000's alternatives); the defaults are the spec's own.
+    #[serde(default, skip_serializing_if = "Design::is_default")]
+    pub design: Design,
     /// Strategy, checkers and budgets.
     #[serde(default)]
     pub run: RunSection,
