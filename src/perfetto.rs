@@ -130,7 +130,7 @@ fn instant_kind(event: &ModelEvent) -> Option<(&'static str, &'static str)> {
         E::ClaimGranted { .. } | E::ClaimRefused { .. } => ("claim", "t"),
         E::Refusal { .. } => ("refusal", "t"),
         E::CommitAccepted { .. } | E::CommitRejected { .. } => ("commit", "t"),
-        E::Swept { .. } => ("sweep", "t"),
+        E::Swept { .. } | E::SweepSelected { .. } | E::SweepClearMissed { .. } => ("sweep", "t"),
         E::Healed => ("fault", "g"),
         E::ReplicaCrashed { .. } | E::ReplicaPaused { .. } | E::ReplicaResumed { .. } | E::ReplicaRestarted { .. } => {
             ("fault", "p")

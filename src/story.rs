@@ -273,7 +273,9 @@ fn collect_processes(event: &ModelEvent, out: &mut BTreeSet<ProcessId>) {
         | ModelEvent::ReplicaPaused { process, .. }
         | ModelEvent::ReplicaResumed { process, .. }
         | ModelEvent::MigrationRequested { process, .. }
-        | ModelEvent::Swept { by: process, .. } => {
+        | ModelEvent::Swept { by: process, .. }
+        | ModelEvent::SweepSelected { by: process, .. }
+        | ModelEvent::SweepClearMissed { by: process, .. } => {
             out.insert(*process);
         }
         ModelEvent::ClaimGranted { process: Some(process), .. } => {
@@ -370,6 +372,14 @@ pub fn describe(event: &ModelEvent) -> String {
             by.0,
             if *lease_held { "" } else { " WITHOUT the lease" }
         ),
+        E::SweepSelected { by, stale, lease_held, .. } => format!(
+            "p{} selects {stale} stale claim(s) to clear{}",
+            by.0,
+            if *lease_held { "" } else { " (its lease has lapsed)" }
+        ),
+        E::SweepClearMissed { by, epoch, .. } => {
+            format!("p{}'s clear of the claim of epoch {epoch} it selected matches nothing (re-checked)", by.0)
+        }
         E::LeaseAcquired { process, until_ns, renewal, .. } => format!(
             "p{} {} the sweep lease until {}",
             process.0,

@@ -4,7 +4,7 @@
 //! component (it knows no store, broker or replica), so a component takes the context plus
 //! the handles of the components it really talks to, never the whole world.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -60,6 +60,10 @@ pub struct Context {
     next_exec: Cell<u32>,
     next_process: Cell<u32>,
     next_operation: Cell<u32>,
+    /// Freezes a process from inside it, for a fault that strikes at a model action (the
+    /// lease holder pausing between its sweep's statements). Set by the world, which knows
+    /// the replicas; the context does not (a `Weak` inside keeps the world collectable).
+    pause_process: RefCell<Option<Box<dyn Fn(ProcessId)>>>,
 }
 
 impl Context {
@@ -74,6 +78,7 @@ impl Context {
             next_exec: Cell::new(0),
             next_process: Cell::new(0),
             next_operation: Cell::new(0),
+            pause_process: RefCell::new(None),
         }
     }
 
@@ -120,6 +125,19 @@ impl Context {
             replica,
             detail_ns: sutra_sim_core::time::duration_nanos(detail),
         });
+    }
+
+    /// Lends the context the world's way of freezing a process (see [`Context::pause_process`]).
+    pub fn set_pause_process(&self, pause: Box<dyn Fn(ProcessId)>) {
+        *self.pause_process.borrow_mut() = Some(pause);
+    }
+
+    /// Freezes `process` now (a no-op before the world lent its way, or if the process is
+    /// not alive). The caller's task stops at its next await until the process resumes.
+    pub fn pause_process(&self, process: ProcessId) {
+        if let Some(pause) = self.pause_process.borrow().as_ref() {
+            pause(process);
+        }
     }
 
     /// A fresh execution id.

@@ -275,6 +275,14 @@ pub enum ModelEvent {
         lease_held: bool,
         task: Option<u64>,
     },
+    /// The first statement of a two-step sweep, a read: `stale` claims were older than the
+    /// sweeper's cutoff at the store's instant (`lease_held`: whether `by` held an unexpired
+    /// lease then; the select itself does not ask). Their clears follow as statements of
+    /// their own.
+    SweepSelected { by: ProcessId, stale: u32, lease_held: bool, task: Option<u64> },
+    /// A two-step sweep's clear of the claim of `epoch` it had selected matched nothing: the
+    /// re-check found the claim re-granted, released or young again, or the lease lapsed.
+    SweepClearMissed { instance: InstanceId, by: ProcessId, epoch: u64, task: Option<u64> },
     /// A process took or renewed the sweeper lease.
     /// (`renewal`: it held the lease already.)
     LeaseAcquired { process: ProcessId, until_ns: u64, renewal: bool, task: Option<u64> },
@@ -386,6 +394,8 @@ impl ModelEvent {
             | Released { .. }
             | MigrationCommitted { .. }
             | Swept { .. }
+            | SweepSelected { .. }
+            | SweepClearMissed { .. }
             | LeaseAcquired { .. } => Source::Witness(Store),
             RelayDelivered { .. } | RelayAcked { .. } | RelayRequeued { .. } | RelayReclaimed { .. } => {
                 Source::Witness(Broker)
@@ -518,6 +528,8 @@ impl ModelEvent {
                 MigrationCommitted { instance, exec, owner, epoch: 0, current_epoch: 0, done: false, task: None }
             }
             tag::TIMER_DEFERRED => TimerDeferred { instance, expects: 0, attempt: 1, due_ns: 0, task: None },
+            tag::SWEEP_SELECTED => SweepSelected { by: process, stale: 0, lease_held: false, task: None },
+            tag::SWEEP_CLEAR_MISSED => SweepClearMissed { instance, by: process, epoch: 0, task: None },
             _ => return None,
         })
     }
@@ -526,7 +538,7 @@ impl ModelEvent {
 /// Event tags ([`EventKind::tag`]): one per variant, for checkers' interest masks.
 pub mod tag {
     /// How many tags there are: every tag is below this, and every number below it is a tag.
-    pub const COUNT: u8 = 42;
+    pub const COUNT: u8 = 44;
 
     /// The kebab-case name of the events with tag `tag` (as [`sutra_sim_core::EventKind::name`]
     /// gives it), or `None` if no event has that tag.
@@ -631,6 +643,10 @@ pub mod tag {
     pub const MIGRATION_COMMITTED: u8 = 40;
     /// [`super::ModelEvent::TimerDeferred`].
     pub const TIMER_DEFERRED: u8 = 41;
+    /// [`super::ModelEvent::SweepSelected`].
+    pub const SWEEP_SELECTED: u8 = 42;
+    /// [`super::ModelEvent::SweepClearMissed`].
+    pub const SWEEP_CLEAR_MISSED: u8 = 43;
 }
 
 impl EventKind for ModelEvent {
@@ -670,6 +686,8 @@ impl EventKind for ModelEvent {
             ModelEvent::Released { .. } => "released",
             ModelEvent::ExecutionEnded { .. } => "execution-ended",
             ModelEvent::Swept { .. } => "swept",
+            ModelEvent::SweepSelected { .. } => "sweep-selected",
+            ModelEvent::SweepClearMissed { .. } => "sweep-clear-missed",
             ModelEvent::StoreRead { .. } => "store-read",
             ModelEvent::MigrationCommitted { .. } => "migration-committed",
             ModelEvent::LeaseAcquired { .. } => "lease-acquired",
@@ -718,6 +736,7 @@ impl EventKind for ModelEvent {
             | Released { instance, .. }
             | ExecutionEnded { instance, .. }
             | Swept { instance, .. }
+            | SweepClearMissed { instance, .. }
             | StoreRead { instance, .. }
             | MigrationCommitted { instance, .. }
             | MigrationRequested { instance, .. }
@@ -762,6 +781,8 @@ impl EventKind for ModelEvent {
             ModelEvent::Released { .. } => tag::RELEASED,
             ModelEvent::ExecutionEnded { .. } => tag::EXECUTION_ENDED,
             ModelEvent::Swept { .. } => tag::SWEPT,
+            ModelEvent::SweepSelected { .. } => tag::SWEEP_SELECTED,
+            ModelEvent::SweepClearMissed { .. } => tag::SWEEP_CLEAR_MISSED,
             ModelEvent::StoreRead { .. } => tag::STORE_READ,
             ModelEvent::MigrationCommitted { .. } => tag::MIGRATION_COMMITTED,
             ModelEvent::LeaseAcquired { .. } => tag::LEASE_ACQUIRED,

@@ -32,6 +32,9 @@ pub struct OwnerId(pub u64);
 
 /// The marker bit that only administrative (migration) owners carry.
 const ADMIN_MARKER: u64 = 1 << 63;
+/// The marker bit of owner ids built from a stable replica name (`[design] owner-ids =
+/// "stable-name"`): the replica's index stands where a process id would.
+const STABLE_MARKER: u64 = 1 << 62;
 /// Lane owner ids keep the lane index in the low 16 bits (+1, so 0 means "no lane").
 const LANE_BITS: u64 = 16;
 
@@ -39,6 +42,14 @@ impl OwnerId {
     /// The owner id of lane `lane` of process `process`: names one process and one lane.
     pub fn lane(process: ProcessId, lane: u16) -> OwnerId {
         OwnerId((u64::from(process.0) << LANE_BITS) | (u64::from(lane) + 1))
+    }
+
+    /// The owner id of lane `lane` under the stable name of replica `replica` (a
+    /// StatefulSet pod name): every process that ever runs as that replica — a restart, a
+    /// replacement started while the old one is frozen — produces the same ids. The design
+    /// spec 000 argues against ("an owner id names one process").
+    pub fn stable(replica: u32, lane: u16) -> OwnerId {
+        OwnerId(STABLE_MARKER | (u64::from(replica) << LANE_BITS) | (u64::from(lane) + 1))
     }
 
     /// The bare process identity, with no lane suffix (what a per-process owner would be).
@@ -68,6 +79,11 @@ impl fmt::Display for OwnerId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.0 & ADMIN_MARKER != 0 {
             return write!(f, "admin!migrate-{}", self.0 & !ADMIN_MARKER);
+        }
+        if self.0 & STABLE_MARKER != 0 {
+            let replica = (self.0 & !STABLE_MARKER) >> LANE_BITS;
+            let lane = (self.0 & ((1 << LANE_BITS) - 1)).saturating_sub(1);
+            return write!(f, "replica-{replica}#lane-{lane}");
         }
         let process = self.0 >> LANE_BITS;
         match self.0 & ((1 << LANE_BITS) - 1) {
@@ -146,6 +162,9 @@ mod tests {
             }
         }
         assert_eq!(OwnerId::lane(ProcessId(7), 1).to_string(), "p7#lane-1");
+        assert_eq!(OwnerId::stable(2, 1).to_string(), "replica-2#lane-1");
+        assert!(!OwnerId::stable(2, 1).is_migration());
+        assert_ne!(OwnerId::stable(7, 1), OwnerId::lane(ProcessId(7), 1));
         assert_eq!(OwnerId::migration(3).to_string(), "admin!migrate-3");
         assert!(OwnerId::migration(3).is_migration());
         assert!(!OwnerId::lane(ProcessId(7), 1).is_migration());

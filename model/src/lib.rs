@@ -95,6 +95,12 @@ pub fn setup(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<ModelE
         cluster: Rc::new(replica::Cluster::default()),
         zombies: Default::default(),
     });
+    let weak = Rc::downgrade(&world);
+    world.ctx.set_pause_process(Box::new(move |process| {
+        if let Some(world) = weak.upgrade() {
+            faults::lease::pause_mid_sweep(&world, process);
+        }
+    }));
     let deps = world.replica_deps();
     for index in 0..scenario.topology.replicas {
         let deps = deps.clone();

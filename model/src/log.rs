@@ -35,6 +35,8 @@ pub fn record(event: &ModelEvent) {
         | E::RowWritten { .. }
         | E::Released { .. }
         | E::Swept { .. }
+        | E::SweepSelected { .. }
+        | E::SweepClearMissed { .. }
         | E::LeaseAcquired { .. }
         | E::TimerScheduled { .. }
         | E::TimerDeferred { .. }

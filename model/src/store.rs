@@ -181,6 +181,11 @@ pub enum SweepCutoff {
     TakenBefore(SimTime),
 }
 
+/// True if `by` holds an unexpired sweeper lease at `now`.
+fn lease_held_by(s: &StoreState, by: ProcessId, now: SimTime) -> bool {
+    matches!(s.lease, Some((holder, expiry)) if holder == by && expiry > now)
+}
+
 /// A pure predicate on owner ids a careless sweeper applies (R14 says there is none).
 pub type OwnerFilter = fn(OwnerId) -> bool;
 
@@ -586,12 +591,13 @@ impl Store {
         let mut cleared = Vec::new();
         {
             let mut s = self.state.borrow_mut();
-            let lease_held = matches!(s.lease, Some((holder, expiry)) if holder == by && expiry > now);
+            let lease_held = lease_held_by(&s, by, now);
             if lease_held || !require_lease {
+                let claim_timeout = self.claim_timeout;
                 for (i, row) in s.instances.iter_mut().enumerate() {
                     let Some(owner) = row.owner else { continue };
                     let old_enough = match cutoff {
-                        SweepCutoff::StoreAge => now.since(row.claimed_at) > self.claim_timeout,
+                        SweepCutoff::StoreAge => now.since(row.claimed_at) > claim_timeout,
                         SweepCutoff::TakenBefore(t) => row.claimed_at < t,
                     };
                     if old_enough && filter.is_none_or(|f| f(owner)) {
@@ -629,6 +635,101 @@ impl Store {
         }
         self.latency().await;
         cleared.len() as u32
+    }
+
+    /// The first statement of a two-step sweep (a read): the claims older than `cutoff` at
+    /// the store's instant that `filter` keeps, each with the epoch it was selected at.
+    /// Changes nothing; the lease is not asked (it was checked by a statement of its own,
+    /// and is reported for the story).
+    pub async fn select_stale(
+        &self,
+        by: ProcessId,
+        cutoff: SweepCutoff,
+        filter: Option<OwnerFilter>,
+    ) -> Vec<(InstanceId, u64)> {
+        self.request().await;
+        let now = executor::now();
+        let (stale, lease_held) = {
+            let s = self.state.borrow();
+            let stale: Vec<(InstanceId, u64)> = s
+                .instances
+                .iter()
+                .enumerate()
+                .filter(|(_, row)| {
+                    row.owner.is_some_and(|owner| {
+                        self.older_than_cutoff(row, cutoff, now) && filter.is_none_or(|f| f(owner))
+                    })
+                })
+                .map(|(i, row)| (InstanceId(i as u32), row.epoch))
+                .collect();
+            (stale, lease_held_by(&s, by, now))
+        };
+        self.tracer.emit(ModelEvent::SweepSelected { by, stale: stale.len() as u32, lease_held, task: sender() });
+        self.latency().await;
+        stale
+    }
+
+    /// The second statement of a two-step sweep: clears `instance`'s claim, selected at
+    /// `epoch`. With `recheck` (the correct shape) the update is conditional: the row still
+    /// holds the claim of that epoch, it is still older than `cutoff` at this statement's
+    /// instant, and (with `require_lease`) `by` still holds an unexpired lease — otherwise
+    /// it matches nothing. Without `recheck` it clears whatever claim the row holds now.
+    /// Returns whether it cleared a claim.
+    pub async fn clear_stale(
+        &self,
+        by: ProcessId,
+        instance: InstanceId,
+        epoch: u64,
+        cutoff: SweepCutoff,
+        require_lease: bool,
+        recheck: bool,
+    ) -> bool {
+        self.request().await;
+        let now = executor::now();
+        let cleared = {
+            let mut s = self.state.borrow_mut();
+            let lease_held = lease_held_by(&s, by, now);
+            let row = &s.instances[instance.0 as usize];
+            let matches = row.owner.is_some()
+                && (!recheck
+                    || (row.epoch == epoch
+                        && self.older_than_cutoff(row, cutoff, now)
+                        && (lease_held || !require_lease)));
+            let cleared = matches.then(|| {
+                let row = &mut s.instances[instance.0 as usize];
+                let owner = row.owner.take().expect("a matching row is owned");
+                let age = sutra_sim_core::time::duration_nanos(now.since(row.claimed_at));
+                (owner, age, row.version, row.epoch, row.parked, lease_held)
+            });
+            s.debug_assert_rows(instance, now);
+            cleared
+        };
+        match cleared {
+            Some((owner, age_ns, version, epoch, parked, lease_held)) => {
+                self.tracer.emit(ModelEvent::Swept { instance, owner, epoch, age_ns, by, lease_held, task: sender() });
+                self.tracer.emit(ModelEvent::RowWritten {
+                    instance,
+                    write: WriteKind::Sweep,
+                    by: None,
+                    writer: None,
+                    owner: None,
+                    version,
+                    epoch,
+                    parked,
+                });
+            }
+            None => self.tracer.emit(ModelEvent::SweepClearMissed { instance, by, epoch, task: sender() }),
+        }
+        self.latency().await;
+        cleared.is_some()
+    }
+
+    /// True if `row`'s claim is older than `cutoff` at `now`.
+    fn older_than_cutoff(&self, row: &InstanceRow, cutoff: SweepCutoff, now: SimTime) -> bool {
+        match cutoff {
+            SweepCutoff::StoreAge => now.since(row.claimed_at) > self.claim_timeout,
+            SweepCutoff::TakenBefore(t) => row.claimed_at < t,
+        }
     }
 
     /// The earliest instant at which a timer row is due, if any row exists.

@@ -47,11 +47,14 @@ pub enum Situation {
     RefusedReclaimAfterStaleSteal,
     /// Relay work for an instance a migration had rebound was claimed by the override's lane.
     OverrideRouted,
+    /// A two-step sweep was interrupted between its select and its clears: the sweeping
+    /// process paused, or another process took the lease, in between.
+    SweepInterrupted,
     /// A fault of this kind was injected.
     Fault(FaultKind),
 }
 
-const SITUATIONS: [(Situation, &str, &str); 17] = [
+const SITUATIONS: [(Situation, &str, &str); 18] = [
     (Situation::RelayRefused, "sometimes-relay-refused", "a refused relay was requeued"),
     (Situation::TimerDeferred, "sometimes-timer-deferred", "a refused timer fire was deferred"),
     (Situation::Admin409, "sometimes-admin-409", "a migration was answered 409"),
@@ -93,6 +96,11 @@ const SITUATIONS: [(Situation, &str, &str); 17] = [
         "sometimes-override-routed",
         "relay work for a rebound instance was claimed by the override's lane",
     ),
+    (
+        Situation::SweepInterrupted,
+        "sometimes-sweep-interrupted-between-steps",
+        "a two-step sweep was interrupted between its steps (a pause or a lease loss)",
+    ),
 ];
 
 /// One sometimes-property and the little state it needs.
@@ -111,6 +119,8 @@ pub struct Coverage {
     stolen_from: DenseMap<InstanceId, OwnerId>,
     /// Migration overrides: (process, instance) → the lane the table now routes to.
     overrides: BTreeMap<(ProcessId, InstanceId), u16>,
+    /// Processes between a two-step sweep's select (that found something) and its clears.
+    mid_sweep: DenseSet<ProcessId>,
 }
 
 /// One property per fault kind, from the fault table: the kind was injected.
@@ -154,6 +164,7 @@ impl Coverage {
             refused: DenseSet::new(),
             stolen_from: DenseMap::new(),
             overrides: BTreeMap::new(),
+            mid_sweep: DenseSet::new(),
         }
     }
 
@@ -244,6 +255,23 @@ impl Coverage {
                 Situation::OverrideRouted,
                 E::ClaimGranted { instance, owner, process: Some(p), path: ResumePath::Relay, .. },
             ) => self.overrides.get(&(*p, *instance)).is_some_and(|l| *owner == OwnerId::lane(*p, *l)),
+            // Witnessed: the store's select and clears, the executor's pause, the store's
+            // lease grants.
+            (Situation::SweepInterrupted, E::SweepSelected { by, stale, .. }) => {
+                if *stale > 0 {
+                    self.mid_sweep.insert(*by);
+                }
+                false
+            }
+            (Situation::SweepInterrupted, E::Swept { by, .. } | E::SweepClearMissed { by, .. })
+            | (Situation::SweepInterrupted, E::ReplicaCrashed { process: by, .. }) => {
+                self.mid_sweep.remove(*by);
+                false
+            }
+            (Situation::SweepInterrupted, E::ReplicaPaused { process, .. }) => self.mid_sweep.contains(*process),
+            (Situation::SweepInterrupted, E::LeaseAcquired { process, .. }) => {
+                self.mid_sweep.iter().any(|p| p != *process)
+            }
             (Situation::Fault(kind), E::FaultInjected { fault, .. }) => kind == *fault,
             _ => false,
         }
@@ -269,6 +297,9 @@ impl Checker<ModelEvent, ModelView> for Coverage {
             Situation::StepFailed(_) => &[STEP_ENDED],
             Situation::RefusedReclaimAfterStaleSteal => &[CLAIM_GRANTED, CLAIM_REFUSED],
             Situation::OverrideRouted => &[BINDING_CHANGED, CLAIM_GRANTED],
+            Situation::SweepInterrupted => {
+                &[SWEEP_SELECTED, SWEPT, SWEEP_CLEAR_MISSED, REPLICA_CRASHED, REPLICA_PAUSED, LEASE_ACQUIRED]
+            }
             Situation::Fault(_) => &[FAULT_INJECTED],
         };
         sutra_sim_core::tag_mask(tags)
@@ -336,6 +367,13 @@ pub fn expected(scenario: &Scenario) -> Vec<&'static str> {
                 (on(FaultKind::SlowStep) || pause) && migration && w.pull_weight <= w.relay_weight + w.timer_weight
             }
             Situation::OverrideRouted => migration && w.relay_weight > 0,
+            // A tick-drawn pause almost never falls between a sweep's statements; the
+            // lease fault's mid-sweep pause puts one there. Needs stale claims to select.
+            Situation::SweepInterrupted => {
+                scenario.design.sweep != crate::design::SweepShape::OneUpdate
+                    && !f.lease.holder_pause_mid_sweep.is_never()
+                    && (crash || pause || on(FaultKind::SlowStep))
+            }
             Situation::Fault(kind) => on(kind),
         };
         if expected {
@@ -458,6 +496,10 @@ mod tests {
                 },
             ],
             Situation::OverrideRouted => vec![E::BindingChanged { process: p, instance: i, lane: Some(0) }, grant],
+            Situation::SweepInterrupted => vec![
+                E::SweepSelected { by: p, stale: 1, lease_held: true, task: None },
+                E::ReplicaPaused { replica: 0, process: p, for_ns: 20_000_000_000 },
+            ],
             Situation::Fault(fault) => vec![E::FaultInjected { fault, replica: None, detail_ns: 0 }],
         }
         .into_iter()
@@ -506,6 +548,25 @@ mod tests {
         assert_eq!(feed(&mut c, vec![(1, grant.clone()), (2, crash), (3, swept.clone())]), Check::Reached);
         let mut c = Coverage::new(Situation::SweepClearedDeadOwner, "x");
         assert_eq!(feed(&mut c, vec![(1, grant), (3, swept)]), Check::Ok);
+    }
+
+    #[test]
+    fn a_sweep_is_interrupted_by_a_pause_or_a_lease_loss_between_its_select_and_its_clears_only() {
+        use ModelEvent as E;
+        let (p, q) = (ProcessId(1), ProcessId(2));
+        let selected = |stale| E::SweepSelected { by: p, stale, lease_held: true, task: None };
+        let paused = E::ReplicaPaused { replica: 0, process: p, for_ns: 1 };
+        let other_lease = E::LeaseAcquired { process: q, until_ns: 99, renewal: false, task: None };
+        let missed = E::SweepClearMissed { instance: InstanceId(0), by: p, epoch: 1, task: None };
+        let run = |events: Vec<E>| {
+            let mut c = Coverage::new(Situation::SweepInterrupted, "x");
+            feed(&mut c, events.into_iter().map(|e| (1, e)).collect())
+        };
+        assert_eq!(run(vec![selected(2), other_lease.clone()]), Check::Reached);
+        assert_eq!(run(vec![selected(2), paused.clone()]), Check::Reached);
+        // Nothing selected, or the clears already made: no window to interrupt.
+        assert_eq!(run(vec![selected(0), paused.clone()]), Check::Ok);
+        assert_eq!(run(vec![selected(2), missed, paused, other_lease]), Check::Ok);
     }
 
     #[test]

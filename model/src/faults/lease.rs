@@ -1,5 +1,7 @@
 //! Lease faults: the sweeper's lease holder dies or pauses. The lease expires, another
 //! replica takes the role; a paused holder that wakes must not sweep on a lapsed lease.
+//! A two-step sweep (select, then clear) can also be frozen between its statements
+//! ([`pause_mid_sweep`]): the clear that follows must re-check what it selected.
 
 use std::rc::Rc;
 
@@ -40,4 +42,25 @@ pub fn maybe_hit_holder(world: &Rc<World>) {
         let d = streams::millis_up_to(streams::FAULTS, world.ctx.faults().process_pause.pause_max);
         super::pause::pause_for(world, index, node, d);
     }
+}
+
+/// Freezes `process`, the lease holder, between its sweep's select and its clears (the
+/// sweeper drew the `holder_pause_mid_sweep` fault). Nothing happens unless the process
+/// is a replica's running process and alive.
+pub fn pause_mid_sweep(world: &Rc<World>, process: crate::ids::ProcessId) {
+    let slot = world
+        .cluster
+        .slots
+        .borrow()
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.process == process)
+        .map(|(i, r)| (i as u32, r.node));
+    let Some((index, node)) = slot else { return };
+    if executor::node_status(node) != NodeStatus::Alive {
+        return;
+    }
+    world.ctx.report(FaultKind::Lease, Some(index), Default::default());
+    let d = streams::millis_up_to(streams::FAULTS, world.ctx.faults().process_pause.pause_max);
+    super::pause::pause_for(world, index, node, d);
 }

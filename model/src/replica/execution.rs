@@ -15,6 +15,7 @@ use tracing::Instrument;
 
 use crate::broker::{Broker, Relay};
 use crate::ctx::Context;
+use crate::design::{ClaimSpan, OwnerIds};
 use crate::event::{Exit, ModelEvent, Reaction, TriggerRef};
 use crate::ids::{Code, ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
 use crate::mutant::Mutant;
@@ -91,6 +92,9 @@ pub struct ExecutionLane {
     pub routing: Rc<Routing>,
     /// The process the lane belongs to.
     pub process: ProcessId,
+    /// The replica identity the process runs as (its stable name, under
+    /// `[design] owner-ids = "stable-name"`).
+    pub replica: u32,
     /// The lane index.
     pub lane: u16,
     /// The replica's binding table.
@@ -121,11 +125,15 @@ impl ExecutionLane {
         }
     }
 
+    /// The lane's owner id: per process incarnation and lane (R11), unless the mutant
+    /// drops the lane or the design uses the replica's stable name.
     fn owner(&self) -> OwnerId {
         if self.ctx.mutant_is(Mutant::PerProcessOwner) {
-            OwnerId::process(self.process)
-        } else {
-            OwnerId::lane(self.process, self.lane)
+            return OwnerId::process(self.process);
+        }
+        match self.ctx.scenario().design.owner_ids {
+            OwnerIds::PerIncarnation => OwnerId::lane(self.process, self.lane),
+            OwnerIds::StableName => OwnerId::stable(self.replica, self.lane),
         }
     }
 
@@ -227,6 +235,12 @@ impl ExecutionLane {
         } else if w.ctx.mutant_is(Mutant::UnconditionalCommit) {
             spec.conditional = false;
         }
+        // The heartbeat design: the claim spans the parked pull task, kept alive by renewals.
+        let hold_across_park =
+            next == Some(Trigger::Pull) && w.ctx.scenario().design.claim_span == ClaimSpan::HeartbeatAcrossPark;
+        if hold_across_park {
+            spec.release = false;
+        }
         let timer_delay = streams::millis_up_to(streams::WORKLOAD, w.ctx.scenario().workload.timer_delay_max);
         match w.store.commit(instance, exec, claim, spec, timer_delay).await {
             Ok(_) => {
@@ -236,6 +250,9 @@ impl ExecutionLane {
                 if w.ctx.mutant_is(Mutant::ParkedKeepsClaim) && next == Some(Trigger::Pull) {
                     // "Hold the instance for the worker": claimed again right after parking.
                     w.store.claim(instance, exec, owner, Some(self.process), work.path).await;
+                }
+                if hold_across_park {
+                    self.spawn_heartbeat(instance, exec, owner, work.path);
                 }
                 self.consume(work);
                 self.end(work, Exit::Committed).await;
@@ -248,6 +265,31 @@ impl ExecutionLane {
                 self.end(work, Exit::LostClaim).await;
             }
         }
+    }
+
+    /// The heartbeat of a claim held across a parked pull task (`[design] claim-span =
+    /// "heartbeat-across-park"`, the design spec 000 "Heartbeats: deliberately not wired"
+    /// argues against): a task of the process renews the claim by a same-owner re-claim
+    /// every third of the claim timeout, while the row is still parked and still ours. It
+    /// dies with the process; the completion's execution releases with its commit.
+    fn spawn_heartbeat(&self, instance: InstanceId, exec: ExecId, owner: OwnerId, path: ResumePath) {
+        let (store, process) = (self.store.clone(), self.process);
+        let every = self.ctx.scenario().timeouts.claim_timeout / 3;
+        executor::spawn("heartbeat", async move {
+            loop {
+                sleep(every).await;
+                let still_ours = {
+                    let state = store.state();
+                    let s = state.borrow();
+                    let row = &s.instances[instance.0 as usize];
+                    row.parked && row.owner == Some(owner)
+                };
+                if !still_ours {
+                    return;
+                }
+                store.claim(instance, exec, owner, Some(process), path).await;
+            }
+        });
     }
 
     fn draw_step_error(&self) -> Option<Code> {

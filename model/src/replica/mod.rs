@@ -65,6 +65,7 @@ fn start_process(deps: &Deps, index: u32, node: NodeId) {
             broker: deps.broker.clone(),
             routing: deps.routing.clone(),
             process,
+            replica: index,
             lane: i as u16,
             bindings: bindings.clone(),
             inbox: inbox.clone(),

@@ -1,12 +1,22 @@
 //! The sweeper role: lease-gated (one holder at a time, with expiry), it clears claims
 //! older than the claim timeout by the store's clock, by age and owner-blind (R14, R18).
 //! It is the only backstop for a process that stopped existing.
+//!
+//! Its shape is a design choice (`[design] sweep`, spec 000 "The sweep is the only
+//! backstop"). Real code checks its lease in one statement and then, as often as not,
+//! selects the stale ids in a second and clears each in a third: the process can pause, and
+//! the lease lapse, between any two of them. The correct two-step shape re-checks in the
+//! clear what the select saw (the claim's epoch, its age by the store's clock, the lease);
+//! the careless one clears what it selected, whatever happened meanwhile. The one-update
+//! shape selects and clears in a single conditional statement.
 
 use std::rc::Rc;
 
 use sutra_sim_core::executor::{self, sleep};
 
-use crate::ctx::Context;
+use crate::ctx::{Context, FaultGate};
+use crate::design::SweepShape;
+use crate::faults::kind::FaultKind;
 use crate::ids::{OwnerId, ProcessId};
 use crate::mutant::Mutant;
 use crate::store::Store;
@@ -25,6 +35,7 @@ fn looks_like_a_known_owner(owner: OwnerId) -> bool {
 /// The sweeper loop of one process.
 pub async fn run(ctx: Rc<Context>, store: Store, process: ProcessId) {
     let t = ctx.scenario().timeouts.clone();
+    let shape = ctx.scenario().design.sweep;
     loop {
         sleep(t.sweep_interval).await;
         let unleased = ctx.mutant_is(Mutant::SweeperUnleased);
@@ -39,6 +50,25 @@ pub async fn run(ctx: Rc<Context>, store: Store, process: ProcessId) {
         };
         let filter: Option<OwnerFilter> =
             ctx.mutant_is(Mutant::SweeperParsesOwner).then_some(looks_like_a_known_owner as OwnerFilter);
-        store.sweep(process, cutoff, !unleased, filter).await;
+        let recheck = match shape {
+            SweepShape::OneUpdate => {
+                store.sweep(process, cutoff, !unleased, filter).await;
+                continue;
+            }
+            SweepShape::SelectThenClear => true,
+            SweepShape::SelectThenClearUnchecked => false,
+        };
+        let stale = store.select_stale(process, cutoff, filter).await;
+        if stale.is_empty() {
+            continue;
+        }
+        if ctx.fires(FaultGate::tick(FaultKind::Lease), ctx.faults().lease.holder_pause_mid_sweep) {
+            ctx.pause_process(process);
+            // Frozen from here: the next await returns once the process resumes.
+            executor::yield_now().await;
+        }
+        for (instance, epoch) in stale {
+            store.clear_stale(process, instance, epoch, cutoff, !unleased, recheck).await;
+        }
     }
 }
