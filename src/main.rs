@@ -84,10 +84,31 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// List scenarios, checkers, faults or mutants.
+    /// Run every design variant of spec 000 and print the design-decision matrix.
+    Variants {
+        /// Built-in scenario name, a scenario file, or `all`.
+        #[arg(long, default_value = "all")]
+        scenario: String,
+        /// Seeds per variant and scenario.
+        #[arg(long, default_value_t = 2000)]
+        count: u64,
+        /// Worker threads; by default the available cores.
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Where each variant's first failure is saved as a reproducer.
+        #[arg(long, value_name = "DIR", default_value = "variant-reproducers")]
+        save_failures: PathBuf,
+        /// Save first failures as recorded, without shrinking them.
+        #[arg(long)]
+        no_shrink: bool,
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List scenarios, checkers, faults, mutants or variants.
     List {
         /// What to list.
-        #[arg(value_parser = ["scenarios", "checkers", "faults", "mutants"])]
+        #[arg(value_parser = ["scenarios", "checkers", "faults", "mutants", "variants"])]
         what: String,
         /// Print JSON.
         #[arg(long)]
@@ -148,6 +169,16 @@ fn main() -> ExitCode {
             report,
             json,
         ),
+        Command::Variants { scenario, count, jobs, save_failures, no_shrink, json } => {
+            commands::variants::variants(commands::variants::VariantsArgs {
+                scenario,
+                count,
+                jobs: jobs.unwrap_or_else(commands::sweep::default_jobs),
+                save_dir: save_failures,
+                shrink: !no_shrink,
+                json,
+            })
+        }
         Command::List { what, json } => commands::list::list(&what, json),
         Command::Merge { reports, output } => commands::merge::merge(&reports, &output),
         Command::Bench { json } => commands::bench::bench(json),

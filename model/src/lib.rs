@@ -25,6 +25,7 @@ pub mod scenario;
 pub mod spec;
 pub mod store;
 pub mod streams;
+pub mod variant;
 pub mod view;
 pub mod workload;
 pub mod world;
@@ -162,6 +163,23 @@ pub fn run_for_kill(scenario: &Scenario, seed: u64, info: &mutant::MutantInfo) -
     let mut options = RunOptions::seeded(seed);
     options.mutant = Some(info.mutant);
     Ok(run_with(scenario, &options, built))
+}
+
+/// Runs `scenario` once as variant `info` runs it ([`variant::VariantInfo::apply`]): an
+/// unsafe variant judged only by the checkers expected to catch it (as a mutant's kill
+/// search is), a safe one by the checkers the scenario names.
+pub fn run_variant(scenario: &Scenario, seed: u64, info: &variant::VariantInfo) -> Outcome<ModelEvent> {
+    static REGISTRY: std::sync::OnceLock<checkers::ModelRegistry> = std::sync::OnceLock::new();
+    let registry = REGISTRY.get_or_init(checkers::registry);
+    let (scenario, mutant) = info.apply(scenario);
+    let mut options = RunOptions::seeded(seed);
+    options.mutant = mutant;
+    let names: Vec<String> = info.expected.checkers().map(str::to_string).collect();
+    if names.is_empty() {
+        return run(&scenario, &options);
+    }
+    let built = registry.build(&names).expect("a variant's expected checkers are registered (tested)");
+    run_with(&scenario, &options, built)
 }
 
 /// Runs `scenario` once with the checkers the scenario names (all built-in ones if none).

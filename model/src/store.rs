@@ -8,6 +8,11 @@
 //! releases in the same transaction, conditional on still owning the row (R8, R19); a
 //! refused or rejected operation writes nothing. The store reports the truth of every
 //! write as a trace event, which is what the checkers judge.
+//!
+//! The sweep comes in the shapes real code has (`[design] sweep`): one conditional update,
+//! or a select of the stale ids followed by one clear per id — two statements, between
+//! which the sweeper can pause and its lease lapse. Each statement is its own transaction
+//! and its own witness (`SweepSelected`, a read; `Swept` or `SweepClearMissed`, the clear).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -895,5 +900,116 @@ impl Store {
         let relay = Relay { message: self.broker.new_message(), instance, expects, path };
         self.tracer.emit(ModelEvent::RelayPublished { instance, message: relay.message, step: expects as u32 + 1 });
         self.broker.publish(relay, crate::streams::millis_up_to(crate::streams::BROKER, self.relay_delay_max));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::future::Future;
+    use std::pin::Pin;
+
+    use sutra_sim_core::{simulate, RunConfig};
+
+    use super::*;
+    use crate::ctx::{Config, Context};
+    use crate::ids::ResumePath;
+    use crate::scenario::Scenario;
+
+    const P1: ProcessId = ProcessId(1);
+    const P2: ProcessId = ProcessId(2);
+
+    type Body = Box<dyn FnOnce(Store) -> Pin<Box<dyn Future<Output = ()>>>>;
+
+    /// Runs `body` against a store of one relay-driven instance (claim timeout 30s, latency
+    /// at most 4ms, no faults) and returns the store's events.
+    fn with_store(body: Body) -> Vec<ModelEvent> {
+        let mut scenario = Scenario::built_in("quiet").unwrap();
+        scenario.faults = Default::default();
+        let trace = Rc::new(RefCell::new(Vec::new()));
+        let seen = trace.clone();
+        let mut config = RunConfig::seeded(0);
+        config.keep_trace = true;
+        let out = simulate(&config, Vec::new(), move |tracer: &Tracer<ModelEvent>| {
+            let config = Rc::new(Config { faults: scenario.faults.clone(), scenario: scenario.clone() });
+            let ctx = Rc::new(Context::new(config, None, tracer.clone()));
+            let broker = Broker::new(tracer.clone(), 8, crate::faults::broker::BrokerFaults::new(ctx.clone()));
+            let store = Store::new(
+                tracer.clone(),
+                broker,
+                StoreFaults::new(ctx),
+                Duration::ZERO,
+                Duration::from_millis(4),
+                Duration::from_secs(30),
+            );
+            store.create_instance(vec![Trigger::Relay, Trigger::Relay]);
+            executor::spawn("test", body(store));
+        });
+        // An assertion failing inside the simulated task ends the run as a crash.
+        assert!(out.verdict.is_pass(), "{}", out.verdict);
+        seen.borrow_mut().extend(out.trace.into_iter().map(|e| e.kind));
+        let events = trace.borrow().clone();
+        events
+    }
+
+    fn claim(store: &Store, owner: OwnerId) -> impl Future<Output = ClaimResult> + '_ {
+        store.claim(InstanceId(0), ExecId(1), owner, None, ResumePath::Relay)
+    }
+
+    #[test]
+    fn a_rechecking_clear_leaves_alone_a_claim_re_granted_after_the_select() {
+        let events = with_store(Box::new(|store| {
+            Box::pin(async move {
+                claim(&store, OwnerId::lane(ProcessId(9), 0)).await;
+                sleep(Duration::from_secs(31)).await;
+                assert!(store.acquire_lease(P1, Duration::from_secs(15)).await);
+                let stale = store.select_stale(P1, SweepCutoff::StoreAge, None).await;
+                assert_eq!(stale, vec![(InstanceId(0), 1)]);
+                // Between the two statements, the stale claim is taken over (epoch 2).
+                assert!(matches!(claim(&store, OwnerId::lane(P2, 0)).await, ClaimResult::Granted { epoch: 2 }));
+                assert!(!store.clear_stale(P1, InstanceId(0), 1, SweepCutoff::StoreAge, true, true).await);
+                assert_eq!(store.state().borrow().instances[0].owner, Some(OwnerId::lane(P2, 0)));
+            })
+        }));
+        assert!(events.iter().any(|e| matches!(e, ModelEvent::SweepSelected { stale: 1, lease_held: true, .. })));
+        assert!(events.iter().any(|e| matches!(e, ModelEvent::SweepClearMissed { epoch: 1, .. })));
+        assert!(!events.iter().any(|e| matches!(e, ModelEvent::Swept { .. })));
+    }
+
+    #[test]
+    fn an_unchecked_clear_clears_the_claim_re_granted_after_the_select() {
+        let events = with_store(Box::new(|store| {
+            Box::pin(async move {
+                claim(&store, OwnerId::lane(ProcessId(9), 0)).await;
+                sleep(Duration::from_secs(31)).await;
+                let stale = store.select_stale(P1, SweepCutoff::StoreAge, None).await;
+                claim(&store, OwnerId::lane(P2, 0)).await;
+                assert!(store.clear_stale(P1, InstanceId(0), stale[0].1, SweepCutoff::StoreAge, true, false).await);
+                assert_eq!(store.state().borrow().instances[0].owner, None);
+            })
+        }));
+        // The store reports the truth: the claim it cleared is the young one, of epoch 2.
+        let swept = events.iter().find(|e| matches!(e, ModelEvent::Swept { .. })).expect("a sweep");
+        assert!(
+            matches!(swept, ModelEvent::Swept { epoch: 2, lease_held: false, age_ns, .. } if *age_ns < 30_000_000_000),
+            "{swept:?}"
+        );
+    }
+
+    #[test]
+    fn a_rechecking_clear_matches_nothing_once_the_lease_lapsed() {
+        let events = with_store(Box::new(|store| {
+            Box::pin(async move {
+                claim(&store, OwnerId::lane(ProcessId(9), 0)).await;
+                sleep(Duration::from_secs(31)).await;
+                assert!(store.acquire_lease(P1, Duration::from_secs(15)).await);
+                let stale = store.select_stale(P1, SweepCutoff::StoreAge, None).await;
+                sleep(Duration::from_secs(16)).await;
+                assert!(!store.clear_stale(P1, InstanceId(0), stale[0].1, SweepCutoff::StoreAge, true, true).await);
+                assert!(store.acquire_lease(P1, Duration::from_secs(15)).await);
+                assert!(store.clear_stale(P1, InstanceId(0), stale[0].1, SweepCutoff::StoreAge, true, true).await);
+            })
+        }));
+        assert_eq!(events.iter().filter(|e| matches!(e, ModelEvent::Swept { lease_held: true, .. })).count(), 1);
     }
 }

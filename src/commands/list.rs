@@ -1,4 +1,4 @@
-//! `sutra-sim list`: scenarios, checkers, faults and mutants.
+//! `sutra-sim list`: scenarios, checkers, faults, mutants and variants.
 
 use std::process::ExitCode;
 
@@ -40,6 +40,22 @@ pub fn list(what: &str, json: bool) -> Outcome {
             .iter()
             .map(|m| json!({"name": m.name, "rules": m.rules, "caught_by": m.caught_by, "description": m.description}))
             .collect(),
+        "variants" => sutra_sim_model::variant::VARIANTS
+            .iter()
+            .map(|v| {
+                let caught_by = match v.expected {
+                    sutra_sim_model::variant::Expected::Safe => None,
+                    sutra_sim_model::variant::Expected::Unsafe(c) => Some(c),
+                };
+                json!({
+                    "name": v.name,
+                    "spec": v.spec,
+                    "expected": v.expected.as_str(),
+                    "caught_by": caught_by,
+                    "description": v.description,
+                })
+            })
+            .collect(),
         _ => unreachable!("clap checks the value"),
     };
     if json {
@@ -57,6 +73,16 @@ pub fn list(what: &str, json: bool) -> Outcome {
                     text("name"),
                     format!("breaks {}", text("rules")),
                     format!("caught by {}", text("caught_by")),
+                    text("description"),
+                ],
+                "variants" => vec![
+                    text("name"),
+                    text("expected"),
+                    match row["caught_by"].as_str() {
+                        Some(c) => format!("caught by {c}"),
+                        None => String::new(),
+                    },
+                    format!("spec 000: {}", text("spec")),
                     text("description"),
                 ],
                 _ => vec![text("name"), text("description")],

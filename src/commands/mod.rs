@@ -10,6 +10,7 @@ pub mod run;
 pub mod shrink;
 pub mod signals;
 pub mod sweep;
+pub mod variants;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

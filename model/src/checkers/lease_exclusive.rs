@@ -7,10 +7,13 @@
 //! A lease is valid while the store time is strictly before its `until_ns` (the store's
 //! own test is `expiry > now`).
 //!
-//! A real bug that would still pass: a lease holder whose sweep *started* under a valid
-//! lease but whose clearing writes land one by one after expiry, in separate transactions
-//! (the model sweeps in one transaction, so every `Swept` shares the lease check's instant;
-//! a two-statement sweep would need the select's time witnessed too).
+//! Every clear is judged at its own instant: a two-step sweep (select, then clear each
+//! id in a statement of its own) whose clears land after the lease expired fails here,
+//! however valid the lease was at its select.
+//!
+//! A real bug that would still pass: a sweeper that acts on the lease outside the store
+//! (say, deletes task rows through another service) after its lease lapsed — no store
+//! witness shows the act.
 
 use std::sync::Arc;
 

@@ -1,0 +1,264 @@
+//! Variants: the design-decision matrix (DESIGN.md §7). Spec 000 argues for each of its
+//! choices against named alternatives; a variant is one side of such a choice — a design a
+//! team might pick on purpose, not a careless slip — with the spec section that decides it
+//! and the verdict the spec predicts: `safe`, or `unsafe` and the checker expected to
+//! catch it. `sutra-sim variants` runs every variant and reports whether the prediction
+//! holds, so "may we use pod names as owner ids?" gets an answer and a reproducer.
+//!
+//! A variant's setting is either a `[design]` choice of the scenario or, where the
+//! alternative already exists in the model as a mutant, that mutant: one code path per
+//! alternative, never two. The spec's own side of every choice is the default design, so
+//! the safe variants of different questions often run the very same model.
+
+use crate::design::{ClaimSpan, Design, OwnerIds, SweepShape};
+use crate::mutant::Mutant;
+use crate::scenario::Scenario;
+
+/// The design spec 000 settles on: every `[design]` default.
+const SPEC: Design =
+    Design { owner_ids: OwnerIds::PerIncarnation, sweep: SweepShape::SelectThenClear, claim_span: ClaimSpan::PerStep };
+
+/// What a variant switches on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Setting {
+    /// A `[design]` section for every scenario it runs in.
+    Design(Design),
+    /// An existing mutant that is this alternative (on the spec's default design).
+    Mutant(Mutant),
+}
+
+/// The verdict spec 000 predicts for a variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expected {
+    /// Clean over every scenario.
+    Safe,
+    /// Caught — by one of these checkers (alternatives joined by " or "); another checker,
+    /// a crash or a budget overrun does not count.
+    Unsafe(&'static str),
+}
+
+impl Expected {
+    /// `safe` or `unsafe`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Expected::Safe => "safe",
+            Expected::Unsafe(_) => "unsafe",
+        }
+    }
+
+    /// The checkers expected to catch an unsafe variant, one by one (none for a safe one).
+    pub fn checkers(self) -> impl Iterator<Item = &'static str> {
+        let caught_by = match self {
+            Expected::Safe => None,
+            Expected::Unsafe(c) => Some(c),
+        };
+        caught_by.into_iter().flat_map(|c| c.split(" or "))
+    }
+}
+
+/// One side of one design decision.
+#[derive(Clone, Copy, Debug)]
+pub struct VariantInfo {
+    /// Its name on the command line.
+    pub name: &'static str,
+    /// The section of spec 000 that decides it.
+    pub spec: &'static str,
+    /// The question it answers, in one line.
+    pub description: &'static str,
+    /// What the spec predicts.
+    pub expected: Expected,
+    /// What it switches on.
+    pub setting: Setting,
+}
+
+impl VariantInfo {
+    /// `scenario` as this variant runs it, and the mutant to switch on: the variant's
+    /// design replaces the scenario's (a mutant variant runs the spec's design).
+    pub fn apply(&self, scenario: &Scenario) -> (Scenario, Option<Mutant>) {
+        let mut s = scenario.clone();
+        match self.setting {
+            Setting::Design(design) => {
+                s.design = design;
+                (s, None)
+            }
+            Setting::Mutant(mutant) => {
+                s.design = SPEC;
+                (s, Some(mutant))
+            }
+        }
+    }
+
+    /// True if `checker` is one the variant is expected to be caught by.
+    pub fn expects(&self, checker: &str) -> bool {
+        self.expected.checkers().any(|c| c == checker)
+    }
+}
+
+/// Every variant, the spec's side of each decision first.
+pub const VARIANTS: &[VariantInfo] = &[
+    VariantInfo {
+        name: "owner-id-per-incarnation",
+        spec: "Re-entrancy, and the invariant that makes it safe",
+        description: "owner ids name one process incarnation and one lane",
+        expected: Expected::Safe,
+        setting: Setting::Design(SPEC),
+    },
+    VariantInfo {
+        name: "owner-id-stable-name",
+        spec: "Re-entrancy, and the invariant that makes it safe",
+        description: "owner ids are a stable replica name plus the lane (a StatefulSet pod name)",
+        expected: Expected::Unsafe("owner-scope or no-double-resume"),
+        setting: Setting::Design(Design { owner_ids: OwnerIds::StableName, ..SPEC }),
+    },
+    VariantInfo {
+        name: "claim-age-by-store-clock",
+        spec: "The claim is a compare-and-set, and a failure is a refusal",
+        description: "a held claim's staleness is judged by the store's clock",
+        expected: Expected::Safe,
+        setting: Setting::Design(SPEC),
+    },
+    VariantInfo {
+        name: "claim-age-by-client-timestamp",
+        spec: "The claim is a compare-and-set, and a failure is a refusal",
+        description: "the claimant sends its own clock's time and the store judges staleness by it",
+        expected: Expected::Unsafe("stale-steal"),
+        setting: Setting::Mutant(Mutant::ClientClockStaleness),
+    },
+    VariantInfo {
+        name: "sweep-one-conditional-update",
+        spec: "The sweep is the only backstop that can exist",
+        description: "the sweep selects and clears stale claims in one conditional statement",
+        expected: Expected::Safe,
+        setting: Setting::Design(Design { sweep: SweepShape::OneUpdate, ..SPEC }),
+    },
+    VariantInfo {
+        name: "sweep-select-then-clear-rechecked",
+        spec: "The sweep is the only backstop that can exist",
+        description: "select stale ids, then clear each conditionally, re-checking epoch, age and lease",
+        expected: Expected::Safe,
+        setting: Setting::Design(SPEC),
+    },
+    VariantInfo {
+        name: "sweep-select-then-clear-unchecked",
+        spec: "The sweep is the only backstop that can exist",
+        description: "select stale ids, then clear them without re-checking what was selected",
+        expected: Expected::Unsafe("sweep-by-age"),
+        setting: Setting::Design(Design { sweep: SweepShape::SelectThenClearUnchecked, ..SPEC }),
+    },
+    VariantInfo {
+        name: "release-inside-commit",
+        spec: "Release is part of the commit, and part of every other exit",
+        description: "the commit releases the claim in the same transaction",
+        expected: Expected::Safe,
+        setting: Setting::Design(SPEC),
+    },
+    VariantInfo {
+        name: "release-in-own-transaction",
+        spec: "Release is part of the commit, and part of every other exit",
+        description: "commit, then release in a transaction of its own",
+        expected: Expected::Unsafe("release-with-commit"),
+        setting: Setting::Mutant(Mutant::ReleaseAfterCommit),
+    },
+    VariantInfo {
+        name: "routing-as-affinity",
+        spec: "Routing is affinity; claims are correctness",
+        description: "work routed to its home lane still takes the claim",
+        expected: Expected::Safe,
+        setting: Setting::Design(SPEC),
+    },
+    VariantInfo {
+        name: "routing-as-mutex",
+        spec: "Routing is affinity; claims are correctness",
+        description: "work routed to its home lane skips the claim: routing is the mutual exclusion",
+        expected: Expected::Unsafe("no-double-resume"),
+        setting: Setting::Mutant(Mutant::RoutingAsMutex),
+    },
+    VariantInfo {
+        name: "refuse-on-held-claim",
+        spec: "The claim is a compare-and-set, and a failure is a refusal",
+        description: "a claim that matches nothing is a refusal: requeue, defer or 409",
+        expected: Expected::Safe,
+        setting: Setting::Design(SPEC),
+    },
+    VariantInfo {
+        name: "wait-on-held-claim",
+        spec: "The claim is a compare-and-set, and a failure is a refusal",
+        description: "a refused claim is retried in place until the holder lets go",
+        expected: Expected::Unsafe("refusal-contract"),
+        setting: Setting::Mutant(Mutant::WaitOnHeldClaim),
+    },
+    VariantInfo {
+        name: "claim-per-step",
+        spec: "Heartbeats: deliberately not wired",
+        description: "a claim spans one step; a task parked for a pull worker releases with the commit",
+        expected: Expected::Safe,
+        setting: Setting::Design(SPEC),
+    },
+    VariantInfo {
+        name: "heartbeat-across-parked-pull-task",
+        spec: "Heartbeats: deliberately not wired",
+        description: "the claim is held across a parked pull task and renewed by a heartbeat",
+        expected: Expected::Unsafe("parked-holds-no-claim"),
+        setting: Setting::Design(Design { claim_span: ClaimSpan::HeartbeatAcrossPark, ..SPEC }),
+    },
+];
+
+/// Looks a variant up by its name.
+pub fn parse(name: &str) -> Result<&'static VariantInfo, String> {
+    VARIANTS.iter().find(|v| v.name == name).ok_or_else(|| {
+        let known: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();
+        format!("unknown variant {name:?}; known variants: {}", known.join(", "))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkers;
+
+    #[test]
+    fn the_spec_design_is_the_default_design() {
+        assert_eq!(SPEC, Design::default());
+    }
+
+    #[test]
+    fn there_are_at_least_eight_variants_with_distinct_names_and_both_sides_of_each_decision() {
+        assert!(VARIANTS.len() >= 8);
+        let names: std::collections::BTreeSet<&str> = VARIANTS.iter().map(|v| v.name).collect();
+        assert_eq!(names.len(), VARIANTS.len());
+        let sections: std::collections::BTreeSet<&str> = VARIANTS.iter().map(|v| v.spec).collect();
+        for section in sections {
+            let sides: Vec<Expected> = VARIANTS.iter().filter(|v| v.spec == section).map(|v| v.expected).collect();
+            assert!(sides.contains(&Expected::Safe), "{section}: no safe side");
+            assert!(sides.iter().any(|e| *e != Expected::Safe), "{section}: no unsafe side");
+        }
+    }
+
+    #[test]
+    fn every_expected_checker_is_registered_and_a_mutant_variant_expects_what_its_mutant_does() {
+        let registry = checkers::registry();
+        for v in VARIANTS {
+            for c in v.expected.checkers() {
+                assert!(registry.get(c).is_ok(), "variant {}: checker {c} is not registered", v.name);
+            }
+            if let (Setting::Mutant(m), Expected::Unsafe(caught_by)) = (v.setting, v.expected) {
+                assert_eq!(caught_by, m.info().caught_by, "variant {} and mutant {}", v.name, m.name());
+            }
+            if v.expected == Expected::Safe {
+                assert!(matches!(v.setting, Setting::Design(_)), "a safe variant runs a design, not a mutant");
+            }
+        }
+    }
+
+    #[test]
+    fn a_variant_design_replaces_the_scenario_design_and_a_mutant_variant_runs_the_spec_design() {
+        let mut smoke = Scenario::built_in("smoke").unwrap();
+        smoke.design.sweep = SweepShape::OneUpdate;
+        let stable = parse("owner-id-stable-name").unwrap();
+        let (s, m) = stable.apply(&smoke);
+        assert_eq!((s.design.owner_ids, s.design.sweep, m), (OwnerIds::StableName, SweepShape::SelectThenClear, None));
+        let (s, m) = parse("routing-as-mutex").unwrap().apply(&smoke);
+        assert_eq!((s.design, m), (Design::default(), Some(Mutant::RoutingAsMutex)));
+        assert!(parse("no-such-variant").unwrap_err().contains("known variants"));
+    }
+}

@@ -1,0 +1,72 @@
+//! `sutra-sim variants` and `list variants`: the design-decision matrix's JSON shape, its
+//! reproducers, and its exit code (0 only if every observed verdict is the expected one).
+
+mod common;
+
+use common::{s, scratch, sutra_sim, sutra_sim_in};
+use sutra_sim_model::variant::VARIANTS;
+
+#[test]
+fn variants_json_has_every_variant_with_the_documented_fields_and_exits_0_when_all_are_as_expected() {
+    let dir = scratch("variants", "json");
+    // Seed 19 of smoke is the first to catch the unchecked two-step sweep.
+    let (code, out, err) =
+        sutra_sim_in(&dir, &["variants", "--scenario", "smoke", "--count", "20", "--no-shrink", "--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rows = doc["variants"].as_array().unwrap();
+    assert_eq!(rows.len(), VARIANTS.len());
+    assert!(rows.len() >= 8);
+    for row in rows {
+        for key in ["name", "spec", "expected", "observed", "checker", "seeds_to_fail", "reproducer"] {
+            assert!(row.get(key).is_some(), "{key} missing in {row}");
+        }
+        let expected = row["expected"].as_str().unwrap();
+        assert!(["safe", "unsafe"].contains(&expected));
+        assert_eq!(row["observed"], row["expected"], "{row}");
+        if expected == "unsafe" {
+            let checker = row["checker"].as_str().unwrap();
+            let expected_checker = row["expected_checker"].as_str().unwrap();
+            assert!(expected_checker.split(" or ").any(|c| c == checker), "{row}");
+            assert!(row["seeds_to_fail"].as_u64().unwrap() >= 1);
+            // The reproducer replays to the same checker.
+            let path = dir.join(row["reproducer"].as_str().unwrap());
+            let (replayed, replay_out, _) = sutra_sim(&["replay", s(&path), "--json"]);
+            assert_eq!(replayed, 1, "{replay_out}");
+            let replay: serde_json::Value = serde_json::from_str(&replay_out).unwrap();
+            assert_eq!(replay["checker"].as_str(), Some(checker), "{replay_out}");
+        } else {
+            assert!(row["checker"].is_null() && row["reproducer"].is_null(), "{row}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn variants_exits_1_when_an_unsafe_variant_is_not_caught() {
+    let dir = scratch("variants", "uncaught");
+    // Two seeds of the fault-free scenario cannot show a stable name's restart.
+    let (code, out, _) = sutra_sim_in(&dir, &["variants", "--scenario", "quiet", "--count", "2", "--no-shrink"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("owner-id-stable-name") && out.contains("NOT AS EXPECTED"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn variants_refuses_a_zero_count_with_exit_2() {
+    let (code, _, err) = sutra_sim(&["variants", "--count", "0"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn list_variants_names_every_variant_with_its_spec_section_and_verdict() {
+    let (code, out, _) = sutra_sim(&["list", "variants", "--json"]);
+    assert_eq!(code, 0);
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    assert_eq!(rows.len(), VARIANTS.len());
+    for (row, v) in rows.iter().zip(VARIANTS) {
+        assert_eq!(row["name"], v.name);
+        assert_eq!(row["spec"], v.spec);
+        assert_eq!(row["expected"], v.expected.as_str());
+    }
+}
