@@ -45,6 +45,9 @@ impl FaultGate {
     }
 }
 
+/// How the world freezes a process for a fault striking inside it.
+pub type PauseProcess = Box<dyn Fn(ProcessId)>;
+
 /// The shared context of one run.
 pub struct Context {
     /// The scenario and the effective faults.
@@ -63,7 +66,7 @@ pub struct Context {
     /// Freezes a process from inside it, for a fault that strikes at a model action (the
     /// lease holder pausing between its sweep's statements). Set by the world, which knows
     /// the replicas; the context does not (a `Weak` inside keeps the world collectable).
-    pause_process: RefCell<Option<Box<dyn Fn(ProcessId)>>>,
+    pause_process: RefCell<Option<PauseProcess>>,
 }
 
 impl Context {
@@ -128,7 +131,7 @@ impl Context {
     }
 
     /// Lends the context the world's way of freezing a process (see [`Context::pause_process`]).
-    pub fn set_pause_process(&self, pause: Box<dyn Fn(ProcessId)>) {
+    pub fn set_pause_process(&self, pause: PauseProcess) {
         *self.pause_process.borrow_mut() = Some(pause);
     }
 
