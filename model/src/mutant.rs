@@ -309,7 +309,7 @@ pub const MUTANTS: [MutantInfo; 28] = [
         mutant: Mutant::CommitRetryAcceptsFreeRow,
         name: "commit-retry-accepts-free-row",
         rules: "R19",
-        caught_by: "commit-by-owner",
+        caught_by: "commit-by-owner or no-double-resume",
         description: "a commit retried after a store abort is also accepted on a free row",
         deep: true,
     },
