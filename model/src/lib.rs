@@ -87,7 +87,8 @@ pub fn setup(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<ModelE
         scenario.workload.relay_delay_max,
         scenario.timeouts.store_latency_max,
         scenario.timeouts.claim_timeout,
-    );
+    )
+    .with_careless_commit_retry(ctx.mutant_is(Mutant::CommitRetryAcceptsFreeRow));
     let world = Rc::new(World {
         ctx,
         store,

@@ -65,6 +65,21 @@ pub enum Mutant {
     /// The binding table registers a ticket in one turn and counts it per lane in a second
     /// turn: between the two the table's invariant is broken (breaks L9).
     PerLaneCountSecondTurn,
+    /// Deep. The store client retries a commit the store refused (a transient abort, a
+    /// short unavailability) with its ownership condition widened to "ours, or free", in
+    /// case the first attempt had released: harmless unless the writer's claim was swept
+    /// meanwhile and nobody has claimed the row since (breaks R19).
+    CommitRetryAcceptsFreeRow,
+    /// Deep. The sweep drops its lease condition because the sweeper renewed the lease
+    /// just before: harmless unless the sweeper freezes between the renewal and the sweep
+    /// for longer than the lease, while some claim is stale (breaks R18).
+    SweepTrustsRenewal,
+    /// Deep. A delivery of a message already queued for one of this process's lanes is
+    /// acked unseen, "the queued copy will do the step": harmless while the broker still
+    /// holds the queued copy's delivery, wrong for a zombie — a process replaced while
+    /// frozen, whose deliveries the broker took back — when its queued copy then fails
+    /// (breaks R4).
+    QueuedCopyAcked,
 }
 
 /// What a mutant breaks and who is expected to catch it.
@@ -80,16 +95,23 @@ pub struct MutantInfo {
     pub caught_by: &'static str,
     /// The careless code, in one line.
     pub description: &'static str,
+    /// A *deep* mutant: its careless code only goes wrong when two or more rare events
+    /// coincide (a pause with a replacement, a store abort on a commit whose claim was
+    /// stolen, a clock step under a cached lease), so a plain sweep needs on the order of
+    /// a thousand seeds or more to kill it. The multiverse benchmarks (`bench --explore`)
+    /// measure exploration against a sweep on these; `mutants` still kills them from seed 0.
+    pub deep: bool,
 }
 
 /// Every mutant, in the order of DESIGN.md §7.
-pub const MUTANTS: [MutantInfo; 25] = [
+pub const MUTANTS: [MutantInfo; 28] = [
     MutantInfo {
         mutant: Mutant::PerProcessOwner,
         name: "per-process-owner",
         rules: "R11",
         caught_by: "owner-scope or no-double-resume",
         description: "owner ids name the process, not the lane",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::ReleaseBeforeCommit,
@@ -97,6 +119,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "R8",
         caught_by: "commit-by-owner or no-double-resume",
         description: "release the claim, then commit in a second transaction",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::ReleaseAfterCommit,
@@ -104,6 +127,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "R8",
         caught_by: "release-with-commit",
         description: "commit, then release in a second transaction",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::NoReleaseOnError,
@@ -111,6 +135,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "R9",
         caught_by: "exits-release",
         description: "validation errors and failures exit without releasing",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::NoReleaseOnPanic,
@@ -118,6 +143,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "R9",
         caught_by: "exits-release",
         description: "a panic is re-raised without releasing",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::WaitOnHeldClaim,
@@ -125,6 +151,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "R3",
         caught_by: "refusal-contract",
         description: "a refused claim is retried in place",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::MigrateWithLaneOwner,
@@ -132,6 +159,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "R15",
         caught_by: "owner-scope or no-double-resume",
         description: "migration claims under the lane's owner id",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::RoutingAsMutex,
@@ -139,6 +167,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "R12",
         caught_by: "no-double-resume",
         description: "work on its home lane skips the claim",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::UnconditionalCommit,
@@ -146,6 +175,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "R19",
         caught_by: "commit-by-owner",
         description: "the commit does not check ownership",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::LocalClockStaleness,
@@ -153,6 +183,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "R2, R18",
         caught_by: "stale-steal or sweep-by-age",
         description: "the sweeper's cutoff comes from its local clock",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::SweeperParsesOwner,
@@ -160,6 +191,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "R14",
         caught_by: "eventual-completion",
         description: "the sweeper clears only owners it can parse as lane 0",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::SweeperUnleased,
@@ -167,6 +199,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "R18",
         caught_by: "sweep-by-age or lease-exclusive",
         description: "every replica sweeps without the lease",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::AckBeforeCommit,
@@ -174,6 +207,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "R4",
         caught_by: "eventual-completion or refusal-contract",
         description: "relays are acked on receipt",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::TimerDeferNoBackoff,
@@ -181,6 +215,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "R5",
         caught_by: "refusal-contract",
         description: "refused timer fires are deferred without backoff",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::ParkedKeepsClaim,
@@ -188,6 +223,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "R17",
         caught_by: "parked-holds-no-claim",
         description: "parking for a pull worker claims the instance again to hold it",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::SnapshotAcrossAwait,
@@ -195,6 +231,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "L7",
         caught_by: "tickets-follow-routes",
         description: "the relay path reads its route in one turn and registers under it after an await",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::ReentrantCall,
@@ -202,6 +239,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "L3",
         caught_by: "lane-contract",
         description: "rebind calls the public unbind inside its turn",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::ReentrantCallUndetected,
@@ -209,6 +247,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "L3",
         caught_by: "hang",
         description: "reentrant rebind on a lane without the reentrancy check",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::RegistrationAfterReturn,
@@ -216,6 +255,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "L11",
         caught_by: "tickets-follow-routes",
         description: "ticket registration posted to the lane; the method returns before it lands",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::DuplicateAdvancesStep,
@@ -223,6 +263,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "R25",
         caught_by: "one-trigger-one-step",
         description: "the lane ignores the version a trigger expects and runs the current step",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::ReleaseInSpawnedTask,
@@ -230,6 +271,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "R9, R21",
         caught_by: "no-double-resume or commit-by-owner",
         description: "release handed to a spawned task, landing after the lane re-claimed",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::ClientClockStaleness,
@@ -237,6 +279,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "R2",
         caught_by: "stale-steal",
         description: "the store judges a claim's staleness by the claimant's clock",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::RefusedRelayRepublished,
@@ -244,6 +287,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "R3, R4",
         caught_by: "refusal-contract",
         description: "a refused relay is acked and re-published at once (a busy loop)",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::MigrationRebindsBeforeClaim,
@@ -251,6 +295,7 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "R6",
         caught_by: "refused-migration-touches-nothing",
         description: "migration rewrites the binding table before its claim is refused",
+        deep: false,
     },
     MutantInfo {
         mutant: Mutant::PerLaneCountSecondTurn,
@@ -258,6 +303,31 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "L9",
         caught_by: "bindings-consistent",
         description: "the per-lane ticket count is updated in a second turn",
+        deep: false,
+    },
+    MutantInfo {
+        mutant: Mutant::CommitRetryAcceptsFreeRow,
+        name: "commit-retry-accepts-free-row",
+        rules: "R19",
+        caught_by: "commit-by-owner or no-double-resume",
+        description: "a commit retried after a store abort is also accepted on a free row",
+        deep: true,
+    },
+    MutantInfo {
+        mutant: Mutant::SweepTrustsRenewal,
+        name: "sweep-trusts-renewal",
+        rules: "R18",
+        caught_by: "sweep-by-age",
+        description: "the sweep skips the store's lease check right after renewing the lease",
+        deep: true,
+    },
+    MutantInfo {
+        mutant: Mutant::QueuedCopyAcked,
+        name: "queued-copy-acked",
+        rules: "R4",
+        caught_by: "eventual-completion",
+        description: "a delivery of a message already queued for a lane of the process is acked unseen",
+        deep: true,
     },
 ];
 

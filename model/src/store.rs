@@ -25,7 +25,7 @@ use sutra_sim_core::{SimTime, Tracer};
 use crate::broker::{Broker, Relay};
 use crate::dense::DenseMap;
 use crate::event::{ModelEvent, TriggerRef, WriteKind};
-use crate::faults::store::StoreFaults;
+use crate::faults::store::{Refusal, StoreFaults};
 use crate::ids::{ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
 use crate::spec::{RETRY_ATTEMPTS_MAX, RETRY_BACKOFF_BASE, RETRY_BACKOFF_MAX};
 use crate::streams;
@@ -208,6 +208,9 @@ pub struct Store {
     relay_delay_max: Duration,
     latency_max_ms: u32,
     claim_timeout: Duration,
+    /// The careless client of the `commit-retry-accepts-free-row` mutant: a retried commit
+    /// goes out with its ownership condition widened to "ours, or free".
+    retry_accepts_free_row: bool,
 }
 
 impl Store {
@@ -229,7 +232,16 @@ impl Store {
             relay_delay_max,
             latency_max_ms: u32::try_from(latency_max.as_millis()).unwrap_or(u32::MAX),
             claim_timeout,
+            retry_accepts_free_row: false,
         }
+    }
+
+    /// This store's client with the careless commit retry of the
+    /// `commit-retry-accepts-free-row` mutant when `careless` (a retried commit is also
+    /// accepted on a free row).
+    pub fn with_careless_commit_retry(mut self, careless: bool) -> Store {
+        self.retry_accepts_free_row = careless;
+        self
     }
 
     /// Read access for views and checkers.
@@ -253,13 +265,17 @@ impl Store {
 
     /// The request half of a call, by a client that retries calls the store refused
     /// (aborted, or unavailable) with capped exponential backoff. A refused call wrote
-    /// nothing, so retrying is safe. Returns when the store accepts the call.
-    async fn request(&self) {
+    /// nothing, so retrying is safe. Returns when the store accepts the call, with the
+    /// number of earlier attempts whose transaction aborted.
+    async fn request(&self) -> u32 {
         let mut backoff = RETRY_BACKOFF_BASE;
+        let mut aborted = 0;
         for _ in 0..RETRY_ATTEMPTS_MAX {
             self.latency().await;
-            if !self.faults.refuses_call() {
-                return;
+            match self.faults.refusal() {
+                None => return aborted,
+                Some(Refusal::Aborted) => aborted += 1,
+                Some(Refusal::Unavailable) => {}
             }
             self.latency().await;
             sleep(backoff).await;
@@ -398,12 +414,16 @@ impl Store {
         timer_delay: Duration,
     ) -> Result<Option<Trigger>, Option<OwnerId>> {
         let owner = claim.owner;
-        self.request().await;
+        let aborted = self.request().await;
+        // The careless retry: "the transaction that aborted may have got as far as releasing
+        // our claim", so the statement sent again also matches a row nobody owns.
+        let free_row_is_ours = self.retry_accepts_free_row && aborted > 0;
         let outcome = {
             let mut s = self.state.borrow_mut();
             let now = executor::now();
             let row = &mut s.instances[instance.0 as usize];
-            if spec.conditional && row.owner != Some(owner) {
+            let owned = row.owner == Some(owner) || (free_row_is_ours && row.owner.is_none());
+            if spec.conditional && !owned {
                 Err(row.owner)
             } else {
                 let (owner_before, current_epoch) = (row.owner, row.epoch);

@@ -38,7 +38,7 @@ pub fn list(what: &str, json: bool) -> Outcome {
             .collect(),
         "mutants" => MUTANTS
             .iter()
-            .map(|m| json!({"name": m.name, "rules": m.rules, "caught_by": m.caught_by, "description": m.description}))
+            .map(|m| json!({"name": m.name, "rules": m.rules, "caught_by": m.caught_by, "deep": m.deep, "description": m.description}))
             .collect(),
         "variants" => sutra_sim_model::variant::VARIANTS
             .iter()
@@ -73,6 +73,8 @@ pub fn list(what: &str, json: bool) -> Outcome {
                     text("name"),
                     format!("breaks {}", text("rules")),
                     format!("caught by {}", text("caught_by")),
+                    // Deep mutants need rare events together (DESIGN.md §7, issue #14).
+                    if row["deep"].as_bool() == Some(true) { "deep".to_string() } else { String::new() },
                     text("description"),
                 ],
                 "variants" => vec![

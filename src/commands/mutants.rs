@@ -50,6 +50,7 @@ pub fn mutants(scenario_arg: &str, count: u64, jobs: usize, report_path: Option<
         rows.push(json!({
             "name": info.name,
             "rules": info.rules,
+            "deep": info.deep,
             "killed": kill.is_some(),
             "checker": kill.and_then(|k| k.verdict.checker().map(str::to_string)),
             "expected_checker": info.caught_by,

@@ -18,6 +18,15 @@ const GATE: FaultGate = FaultGate { kind: FaultKind::Store, stream: streams::STO
 /// Unavailability is decided on the injector's tick, from the injector's stream.
 const TICK_GATE: FaultGate = FaultGate { kind: FaultKind::Store, stream: streams::FAULTS };
 
+/// Why the store refused a call; either way it wrote nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The store was unavailable: the request never reached a transaction.
+    Unavailable,
+    /// The transaction aborted (a transient conflict): the client is told so.
+    Aborted,
+}
+
 /// The store's view of its own faults.
 #[derive(Clone)]
 pub struct StoreFaults {
@@ -41,17 +50,17 @@ impl StoreFaults {
         d
     }
 
-    /// True if this call fails without writing: the store is unavailable, or the
+    /// Whether this call fails without writing, and why: the store is unavailable, or the
     /// transaction aborts.
-    pub fn refuses_call(&self) -> bool {
+    pub fn refusal(&self) -> Option<Refusal> {
         if executor::now() < self.unavailable_until.get() {
-            return true;
+            return Some(Refusal::Unavailable);
         }
         if self.ctx.fires(GATE, self.ctx.faults().store.abort_per_call) {
             self.ctx.report(GATE.kind, None, Duration::ZERO);
-            return true;
+            return Some(Refusal::Aborted);
         }
-        false
+        None
     }
 
     /// Makes the store unavailable for `duration` from now.

@@ -10,7 +10,7 @@ use sutra_sim_core::executor;
 use sutra_sim_core::{NodeId, NodeStatus};
 
 use super::bindings::Bindings;
-use super::execution::LaneInbox;
+use super::execution::{InHand, LaneInbox};
 use crate::ids::ProcessId;
 
 /// What a running replica process exposes to the rest of the world (the admin API).
@@ -21,6 +21,8 @@ pub struct ReplicaSurface {
     pub bindings: Bindings,
     /// Its execution lanes' inboxes.
     pub lanes: Vec<LaneInbox>,
+    /// The messages queued for its lanes (the `queued-copy-acked` mutant's).
+    pub in_hand: InHand,
 }
 
 /// One replica identity: its node and the process currently running it.

@@ -7,6 +7,7 @@ use std::rc::Rc;
 use crate::broker::Broker;
 use crate::ctx::Context;
 use crate::event::ModelEvent;
+use crate::mutant::Mutant;
 use crate::replica::cluster::ReplicaSurface;
 use crate::replica::execution::{Source, Work};
 use crate::streams;
@@ -21,6 +22,12 @@ pub async fn run(ctx: Rc<Context>, broker: Broker, surface: Rc<ReplicaSurface>) 
         // never multiplying on redeliveries.
         if !delivery.redelivery && broker.faults().duplicates() {
             broker.duplicate(relay, streams::millis_up_to(streams::BROKER, ctx.scenario().workload.relay_delay_max));
+        }
+        let dedupes = ctx.mutant_is(Mutant::QueuedCopyAcked);
+        if dedupes && surface.in_hand.borrow().contains(&relay.message) {
+            // "A lane here already has this message queued; that copy will do the step."
+            broker.ack(delivery.tag);
+            continue;
         }
         let Ok((route, ticket)) = surface.bindings.route_and_register(relay.instance, delivery.tag).await else {
             // The binding lane refused (it only does for a reentrancy bug): give the relay back.
@@ -50,6 +57,9 @@ pub async fn run(ctx: Rc<Context>, broker: Broker, surface: Rc<ReplicaSurface>) 
             source: Source::Relay { relay, tag: delivery.tag, ticket },
             misrouted,
         };
+        if dedupes {
+            surface.in_hand.borrow_mut().insert(relay.message);
+        }
         surface.lanes[lane as usize].queue.push(work);
     }
 }

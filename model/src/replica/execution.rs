@@ -6,6 +6,8 @@
 //! not commit releases explicitly, the panic path included (re-raised afterwards, which
 //! the lane's supervisor answers by carrying on with the next item).
 
+use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -17,7 +19,7 @@ use crate::broker::{Broker, Relay};
 use crate::ctx::Context;
 use crate::design::{ClaimSpan, OwnerIds};
 use crate::event::{Exit, ModelEvent, Reaction, TriggerRef};
-use crate::ids::{Code, ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
+use crate::ids::{Code, ExecId, InstanceId, MessageId, OwnerId, ProcessId, ResumePath};
 use crate::mutant::Mutant;
 use crate::replica::bindings::{Bindings, Ticket};
 use crate::routing::Routing;
@@ -61,6 +63,11 @@ pub struct Work {
     pub misrouted: bool,
 }
 
+/// The messages waiting in a process's lane queues (dispatched, not yet taken by their
+/// lane): kept only by the careless consumer of the `queued-copy-acked` mutant, which
+/// acks any other delivery of one of them unseen.
+pub type InHand = Rc<RefCell<BTreeSet<MessageId>>>;
+
 /// An execution lane's inbox.
 #[derive(Clone, Default)]
 pub struct LaneInbox {
@@ -101,6 +108,8 @@ pub struct ExecutionLane {
     pub bindings: Bindings,
     /// The inbox.
     pub inbox: LaneInbox,
+    /// The messages queued for the process's lanes (the `queued-copy-acked` mutant's).
+    pub in_hand: InHand,
 }
 
 impl ExecutionLane {
@@ -109,6 +118,11 @@ impl ExecutionLane {
         loop {
             let work = self.inbox.queue.pop().await;
             self.inbox.space.notify();
+            if let Source::Relay { relay, .. } = work.source {
+                if self.ctx.mutant_is(Mutant::QueuedCopyAcked) {
+                    self.in_hand.borrow_mut().remove(&relay.message);
+                }
+            }
             if tracing::level_enabled!(tracing::Level::DEBUG) {
                 // A span per execution: its log records name the lane, execution and instance.
                 let span = tracing::debug_span!(

@@ -58,6 +58,7 @@ fn start_process(deps: &Deps, index: u32, node: NodeId) {
     }
     let bindings = Bindings::new(ctx.clone(), deps.routing.clone(), process);
     let lanes: Vec<LaneInbox> = (0..ctx.scenario().topology.lanes).map(|_| LaneInbox::default()).collect();
+    let in_hand = execution::InHand::default();
     for (i, inbox) in lanes.iter().enumerate() {
         let lane = ExecutionLane {
             ctx: ctx.clone(),
@@ -69,10 +70,11 @@ fn start_process(deps: &Deps, index: u32, node: NodeId) {
             lane: i as u16,
             bindings: bindings.clone(),
             inbox: inbox.clone(),
+            in_hand: in_hand.clone(),
         };
         executor::spawn_daemon_on(node, format!("lane-{i}"), lane.run());
     }
-    let surface = Rc::new(ReplicaSurface { process, bindings, lanes });
+    let surface = Rc::new(ReplicaSurface { process, bindings, lanes, in_hand });
     deps.cluster.publish(index, surface.clone());
     executor::spawn_daemon_on(node, "consumer", consumer::run(ctx.clone(), deps.broker.clone(), surface.clone()));
     executor::spawn_daemon_on(

@@ -39,6 +39,7 @@ pub async fn run(ctx: Rc<Context>, store: Store, process: ProcessId) {
     loop {
         sleep(t.sweep_interval).await;
         let unleased = ctx.mutant_is(Mutant::SweeperUnleased);
+        let asked_at = executor::local_now();
         if !unleased && !store.acquire_lease(process, t.lease_duration).await {
             continue;
         }
@@ -50,9 +51,14 @@ pub async fn run(ctx: Rc<Context>, store: Store, process: ProcessId) {
         };
         let filter: Option<OwnerFilter> =
             ctx.mutant_is(Mutant::SweeperParsesOwner).then_some(looks_like_a_known_owner as OwnerFilter);
+        // "We renewed the lease a moment ago, well within its duration by our own clock":
+        // the sweep no longer asks the store to check it.
+        let fresh =
+            ctx.mutant_is(Mutant::SweepTrustsRenewal) && executor::local_now().since(asked_at) < t.lease_duration / 2;
+        let require_lease = !unleased && !fresh;
         let recheck = match shape {
             SweepShape::OneUpdate => {
-                store.sweep(process, cutoff, !unleased, filter).await;
+                store.sweep(process, cutoff, require_lease, filter).await;
                 continue;
             }
             SweepShape::SelectThenClear => true,
@@ -68,7 +74,7 @@ pub async fn run(ctx: Rc<Context>, store: Store, process: ProcessId) {
             executor::yield_now().await;
         }
         for (instance, epoch) in stale {
-            store.clear_stale(process, instance, epoch, cutoff, !unleased, recheck).await;
+            store.clear_stale(process, instance, epoch, cutoff, require_lease, recheck).await;
         }
     }
 }
