@@ -47,11 +47,15 @@ pub enum Situation {
     RefusedReclaimAfterStaleSteal,
     /// Relay work for an instance a migration had rebound was claimed by the override's lane.
     OverrideRouted,
+    /// The broker took a paused (alive, silent) consumer's relay back, and redelivered it.
+    PausedConsumerRedelivered,
+    /// A replica's periodic timer fired early or late in store time: its clock is skewed.
+    SkewedTimeoutFired,
     /// A fault of this kind was injected.
     Fault(FaultKind),
 }
 
-const SITUATIONS: [(Situation, &str, &str); 17] = [
+const SITUATIONS: [(Situation, &str, &str); 19] = [
     (Situation::RelayRefused, "sometimes-relay-refused", "a refused relay was requeued"),
     (Situation::TimerDeferred, "sometimes-timer-deferred", "a refused timer fire was deferred"),
     (Situation::Admin409, "sometimes-admin-409", "a migration was answered 409"),
@@ -93,6 +97,16 @@ const SITUATIONS: [(Situation, &str, &str); 17] = [
         "sometimes-override-routed",
         "relay work for a rebound instance was claimed by the override's lane",
     ),
+    (
+        Situation::PausedConsumerRedelivered,
+        "sometimes-paused-consumer-redelivered",
+        "a paused consumer's unacked relay was taken back and redelivered",
+    ),
+    (
+        Situation::SkewedTimeoutFired,
+        "sometimes-skewed-timeout-fired",
+        "a skewed replica's timer fired early or late in store time",
+    ),
 ];
 
 /// One sometimes-property and the little state it needs.
@@ -111,6 +125,8 @@ pub struct Coverage {
     stolen_from: DenseMap<InstanceId, OwnerId>,
     /// Migration overrides: (process, instance) → the lane the table now routes to.
     overrides: BTreeMap<(ProcessId, InstanceId), u16>,
+    /// Relays taken back from a silent (paused) consumer, not yet redelivered.
+    taken_from_silent: DenseSet<crate::ids::MessageId>,
 }
 
 /// One property per fault kind, from the fault table: the kind was injected.
@@ -154,6 +170,7 @@ impl Coverage {
             refused: DenseSet::new(),
             stolen_from: DenseMap::new(),
             overrides: BTreeMap::new(),
+            taken_from_silent: DenseSet::new(),
         }
     }
 
@@ -244,6 +261,14 @@ impl Coverage {
                 Situation::OverrideRouted,
                 E::ClaimGranted { instance, owner, process: Some(p), path: ResumePath::Relay, .. },
             ) => self.overrides.get(&(*p, *instance)).is_some_and(|l| *owner == OwnerId::lane(*p, *l)),
+            (Situation::PausedConsumerRedelivered, E::RelayReclaimed { message, silent: true, .. }) => {
+                self.taken_from_silent.insert(*message);
+                false
+            }
+            (Situation::PausedConsumerRedelivered, E::RelayDelivered { message, redelivery: true, .. }) => {
+                self.taken_from_silent.contains(*message)
+            }
+            (Situation::SkewedTimeoutFired, E::TimeoutSkewed { .. }) => true,
             (Situation::Fault(kind), E::FaultInjected { fault, .. }) => kind == *fault,
             _ => false,
         }
@@ -269,6 +294,8 @@ impl Checker<ModelEvent, ModelView> for Coverage {
             Situation::StepFailed(_) => &[STEP_ENDED],
             Situation::RefusedReclaimAfterStaleSteal => &[CLAIM_GRANTED, CLAIM_REFUSED],
             Situation::OverrideRouted => &[BINDING_CHANGED, CLAIM_GRANTED],
+            Situation::PausedConsumerRedelivered => &[RELAY_RECLAIMED, RELAY_DELIVERED],
+            Situation::SkewedTimeoutFired => &[TIMEOUT_SKEWED],
             Situation::Fault(_) => &[FAULT_INJECTED],
         };
         sutra_sim_core::tag_mask(tags)
@@ -336,6 +363,16 @@ pub fn expected(scenario: &Scenario) -> Vec<&'static str> {
                 (on(FaultKind::SlowStep) || pause) && migration && w.pull_weight <= w.relay_weight + w.timer_weight
             }
             Situation::OverrideRouted => migration && w.relay_weight > 0,
+            // A paused consumer holds unacked relays only if relays flow to it.
+            Situation::PausedConsumerRedelivered => {
+                on(FaultKind::ProcessPause) && !f.broker.paused_consumer_timeout.is_zero() && w.relay_weight > 0
+            }
+            // Any skew a replica's timers can notice: drift, or a step while they are pending.
+            // (A constant offset alone changes no span.)
+            Situation::SkewedTimeoutFired => {
+                f.clock_skew.drift_ppm_max > 0
+                    || (!f.clock_skew.step_max.is_zero() && !f.clock_skew.step_per_tick.is_never())
+            }
             Situation::Fault(kind) => on(kind),
         };
         if expected {
@@ -458,6 +495,19 @@ mod tests {
                 },
             ],
             Situation::OverrideRouted => vec![E::BindingChanged { process: p, instance: i, lane: Some(0) }, grant],
+            Situation::PausedConsumerRedelivered => vec![
+                E::RelayReclaimed { instance: i, message: MessageId(1), process: p, silent: true },
+                E::RelayDelivered {
+                    instance: i,
+                    message: MessageId(1),
+                    process: ProcessId(2),
+                    redelivery: true,
+                    duplicate: false,
+                },
+            ],
+            Situation::SkewedTimeoutFired => {
+                vec![E::TimeoutSkewed { process: p, asked_ns: 250_000_000, took_ns: 249_950_000 }]
+            }
             Situation::Fault(fault) => vec![E::FaultInjected { fault, replica: None, detail_ns: 0 }],
         }
         .into_iter()
