@@ -62,6 +62,11 @@ impl NodeClock {
         if self.is_exact() {
             return local;
         }
+        // A clock behind simulated time reads 0 for a while (it never reads negative):
+        // any deadline it already reads at the start is due at once.
+        if self.local(SimTime::ZERO) >= local {
+            return SimTime::ZERO;
+        }
         let rate = 1_000_000 + i128::from(self.drift_ppm);
         let guess = (i128::from(local.0) - i128::from(self.offset_ns)) * 1_000_000 / rate;
         let mut t = guess.clamp(0, i128::from(u64::MAX)) as u64;

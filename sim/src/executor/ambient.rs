@@ -272,7 +272,10 @@ impl Future for Sleep {
 /// Due, deadline and exactness of a sleep by a skewed clock. Out of line: off the usual path.
 #[inline(never)]
 fn skewed_deadline(clock: crate::node::NodeClock, now: SimTime, local: SimTime) -> (bool, SimTime, bool) {
-    (clock.local(now) >= local, clock.sim_at(local), false)
+    if clock.local(now) >= local {
+        return (true, now, false);
+    }
+    (false, clock.sim_at(local), false)
 }
 
 /// Sets a timer for the current task, and if it follows the skewed clock of `node`, lists
