@@ -37,6 +37,7 @@ pub fn is_environment_event(event: &ModelEvent) -> bool {
             | ModelEvent::ReplicaPaused { .. }
             | ModelEvent::ReplicaResumed { .. }
             | ModelEvent::ClockSkewed { .. }
+            | ModelEvent::TimeoutSkewed { .. }
             | ModelEvent::Healed
     ) || matches!(event, ModelEvent::Dispatched { misrouted: true, .. })
 }

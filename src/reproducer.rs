@@ -365,11 +365,29 @@ fn missing_keys(complete: &toml::Table, file: &toml::Table, prefix: &str, out: &
             // default to off, as they were for the run. (A file cut inside `[faults]` also
             // lacks the sections after it, so truncation is still caught.)
             (_, None) if prefix.ends_with("scenario.faults") && is_fault_table(k) => {}
+            // An option added to an existing table after the file was written, whose
+            // default is what every earlier run did.
+            (_, None) if added_later(&format!("{prefix}.{k}")) => {}
             (_, None) => out.push(format!("{prefix}.{k}")),
             (toml::Value::Table(c), Some(toml::Value::Table(f))) => missing_keys(c, f, &format!("{prefix}.{k}"), out),
             _ => {}
         }
     }
+}
+
+/// Scenario keys added to existing tables after reproducers were written, each defaulting
+/// to what runs did before it existed ("off"): a file without one still loads. Truncation
+/// is still caught, since a file cut inside a table lacks other keys of it as well.
+const ADDED_LATER: &[&str] = &[
+    // Drawn role phases and fault instants (issue 13): off, every role starts at 0.
+    "faults.phases",
+    // The broker's liveness timeout for paused consumers (issue 13): zero, never.
+    "faults.broker.paused_consumer_timeout",
+];
+
+/// True if `path` (`scenario.…` or `origin.scenario.…`) is one of [`ADDED_LATER`].
+fn added_later(path: &str) -> bool {
+    ADDED_LATER.iter().any(|added| path.strip_suffix(added).is_some_and(|head| head.ends_with("scenario.")))
 }
 
 /// True if `key` names a fault kind's table in `[faults]`.
@@ -428,5 +446,19 @@ mod tape_text {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Tape, D::Error> {
         let text = String::deserialize(d)?;
         Tape::from_base64(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::added_later;
+
+    #[test]
+    fn options_added_later_may_be_missing_and_nothing_else_may() {
+        assert!(added_later("scenario.faults.phases"));
+        assert!(added_later("origin.scenario.faults.broker.paused_consumer_timeout"));
+        assert!(!added_later("scenario.faults.tick"));
+        assert!(!added_later("scenario.faults.broker.delay_max"));
+        assert!(!added_later("scenario.xfaults.phases"));
     }
 }

@@ -415,6 +415,12 @@ pub fn describe(event: &ModelEvent) -> String {
         }
         E::ReplicaResumed { replica, process } => format!("replica-{replica} resumed (p{})", process.0),
         E::ClockSkewed { replica, offset_ms } => format!("replica-{replica} clock skewed by {offset_ms}ms"),
+        E::TimeoutSkewed { process, asked_ns, took_ns } => format!(
+            "p{}'s {} timer fired after {} of store time (skewed clock)",
+            process.0,
+            millis_text(*asked_ns),
+            millis_text(*took_ns)
+        ),
         E::FaultInjected { fault, replica, detail_ns } => format!(
             "FAULT {}{}{}",
             fault.name(),

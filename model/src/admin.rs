@@ -17,6 +17,10 @@ use crate::world::World;
 
 /// The operator: considers a migration every fault tick until the heal.
 pub async fn operator(world: Rc<World>) {
+    let phase = crate::faults::phase(&world.ctx, world.ctx.faults().tick);
+    if !phase.is_zero() {
+        sleep(phase).await;
+    }
     loop {
         sleep(world.ctx.faults().tick).await;
         if world.ctx.healed() {

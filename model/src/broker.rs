@@ -212,6 +212,7 @@ impl Broker {
                     instance: relay.instance,
                     message: relay.message,
                     process: consumer,
+                    silent: false,
                 });
                 broker.enqueue(relay, Origin::Redelivery);
             }
@@ -220,6 +221,18 @@ impl Broker {
 
     /// Puts every unacked relay of a dead consumer back (redelivery after consumer death).
     pub fn reclaim(&self, dead: ProcessId) {
+        self.take_back(dead, false);
+    }
+
+    /// Puts every unacked relay of a consumer that is alive but silent (paused) past the
+    /// liveness timeout back, as a real broker does when a consumer stops heartbeating.
+    /// The consumer may wake later and act on what it had: its ack or requeue of a relay
+    /// taken back is ignored (the tag is unknown by then).
+    pub fn reclaim_silent(&self, silent: ProcessId) {
+        self.take_back(silent, true);
+    }
+
+    fn take_back(&self, dead: ProcessId, silent: bool) {
         let reclaimed: Vec<Relay> = {
             let mut s = self.state.borrow_mut();
             let tags: Vec<u32> = s.unacked.iter().filter(|(_, (c, _))| *c == dead).map(|(t, _)| t).collect();
@@ -231,6 +244,7 @@ impl Broker {
                 instance: relay.instance,
                 message: relay.message,
                 process: dead,
+                silent,
             });
             self.enqueue(relay, Origin::Redelivery);
         }

@@ -137,8 +137,9 @@ pub enum ModelEvent {
     /// again no sooner than `delay_ns` from now (broker witness).
     RelayRequeued { instance: InstanceId, message: MessageId, delay_ns: u64 },
     /// The broker took an unacked relay back from its consumer for redelivery: the
-    /// consumer died, or its ack never arrived within the ack timeout.
-    RelayReclaimed { instance: InstanceId, message: MessageId, process: ProcessId },
+    /// consumer died, or its ack never arrived within the ack timeout, or (`silent`) the
+    /// consumer was alive but sent nothing — paused — past the broker's liveness timeout.
+    RelayReclaimed { instance: InstanceId, message: MessageId, process: ProcessId, silent: bool },
     /// A timer row for `step` was written, due at `due_ns`.
     TimerScheduled { instance: InstanceId, step: u32, due_ns: u64 },
     /// The store moved the due time of the instance's timer row written for version
@@ -306,6 +307,10 @@ pub enum ModelEvent {
     ReplicaResumed { replica: u32, process: ProcessId },
     /// A replica's clock was set off the store's.
     ClockSkewed { replica: u32, offset_ms: i64 },
+    /// A periodic timer of `process`, set for `asked_ns` by the process's own clock, fired
+    /// after `took_ns` of simulated (store) time: early or late because the clock is
+    /// skewed (executor witness; reported once each way per process and role).
+    TimeoutSkewed { process: ProcessId, asked_ns: u64, took_ns: u64 },
     /// A fault was injected (every kind reports here, besides its specific events).
     FaultInjected { fault: crate::faults::kind::FaultKind, replica: Option<u32>, detail_ns: u64 },
     /// Swarm testing chose which fault kinds are on for this seed.
@@ -412,6 +417,7 @@ impl ModelEvent {
             | ReplicaPaused { .. }
             | ReplicaResumed { .. }
             | ClockSkewed { .. }
+            | TimeoutSkewed { .. }
             | FaultInjected { .. }
             | SwarmSelected { .. }
             | Healed => Source::Witness(Executor),
@@ -448,7 +454,7 @@ impl ModelEvent {
             tag::RELAY_DELIVERED => RelayDelivered { instance, message, process, redelivery: false, duplicate: false },
             tag::RELAY_ACKED => RelayAcked { instance, message },
             tag::RELAY_REQUEUED => RelayRequeued { instance, message, delay_ns: 0 },
-            tag::RELAY_RECLAIMED => RelayReclaimed { instance, message, process },
+            tag::RELAY_RECLAIMED => RelayReclaimed { instance, message, process, silent: false },
             tag::TIMER_SCHEDULED => TimerScheduled { instance, step: 0, due_ns: 0 },
             tag::DISPATCHED => Dispatched { instance, exec, path, process, lane: 0, misrouted: false },
             tag::TASK_PARKED => TaskParked { instance, step: 0 },
@@ -510,6 +516,7 @@ impl ModelEvent {
             tag::REPLICA_PAUSED => ReplicaPaused { replica: 0, process, for_ns: 0 },
             tag::REPLICA_RESUMED => ReplicaResumed { replica: 0, process },
             tag::CLOCK_SKEWED => ClockSkewed { replica: 0, offset_ms: 0 },
+            tag::TIMEOUT_SKEWED => TimeoutSkewed { process, asked_ns: 0, took_ns: 0 },
             tag::FAULT_INJECTED => FaultInjected { fault, replica: None, detail_ns: 0 },
             tag::SWARM_SELECTED => SwarmSelected { enabled: Vec::new() },
             tag::HEALED => Healed,
@@ -538,7 +545,7 @@ impl ModelEvent {
 /// Event tags ([`EventKind::tag`]): one per variant, for checkers' interest masks.
 pub mod tag {
     /// How many tags there are: every tag is below this, and every number below it is a tag.
-    pub const COUNT: u8 = 44;
+    pub const COUNT: u8 = 45;
 
     /// The kebab-case name of the events with tag `tag` (as [`sutra_sim_core::EventKind::name`]
     /// gives it), or `None` if no event has that tag.
@@ -647,6 +654,8 @@ pub mod tag {
     pub const SWEEP_SELECTED: u8 = 42;
     /// [`super::ModelEvent::SweepClearMissed`].
     pub const SWEEP_CLEAR_MISSED: u8 = 43;
+    /// [`super::ModelEvent::TimeoutSkewed`].
+    pub const TIMEOUT_SKEWED: u8 = 44;
 }
 
 impl EventKind for ModelEvent {
@@ -700,6 +709,7 @@ impl EventKind for ModelEvent {
             ModelEvent::ReplicaPaused { .. } => "replica-paused",
             ModelEvent::ReplicaResumed { .. } => "replica-resumed",
             ModelEvent::ClockSkewed { .. } => "clock-skewed",
+            ModelEvent::TimeoutSkewed { .. } => "timeout-skewed",
             ModelEvent::FaultInjected { .. } => "fault-injected",
             ModelEvent::SwarmSelected { .. } => "swarm-selected",
             ModelEvent::Healed => "healed",
@@ -795,6 +805,7 @@ impl EventKind for ModelEvent {
             ModelEvent::ReplicaPaused { .. } => tag::REPLICA_PAUSED,
             ModelEvent::ReplicaResumed { .. } => tag::REPLICA_RESUMED,
             ModelEvent::ClockSkewed { .. } => tag::CLOCK_SKEWED,
+            ModelEvent::TimeoutSkewed { .. } => tag::TIMEOUT_SKEWED,
             ModelEvent::FaultInjected { .. } => tag::FAULT_INJECTED,
             ModelEvent::SwarmSelected { .. } => tag::SWARM_SELECTED,
             ModelEvent::Healed => tag::HEALED,

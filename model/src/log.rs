@@ -61,6 +61,7 @@ pub fn record(event: &ModelEvent) {
         | E::ReplicaPaused { .. }
         | E::ReplicaResumed { .. }
         | E::ClockSkewed { .. }
+        | E::TimeoutSkewed { .. }
         | E::FaultInjected { .. }
         | E::SwarmSelected { .. }
         | E::Healed => emit!(debug, "sutra_sim_model::faults"),

@@ -294,6 +294,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("slow-steps", include_str!("../../scenarios/slow-steps.toml")),
     ("swarm", include_str!("../../scenarios/swarm.toml")),
     ("quiet", include_str!("../../scenarios/quiet.toml")),
+    ("racing-timers", include_str!("../../scenarios/racing-timers.toml")),
     ("real-world", include_str!("../../scenarios/real-world.toml")),
 ];
 

@@ -23,9 +23,30 @@ pub const TIMERS: Stream = Stream(9);
 pub const PULL: Stream = Stream(10);
 /// Routing and mis-routing.
 pub const ROUTING: Stream = Stream(11);
+/// The phases of the periodic roles and the instants of the fault ticks.
+pub const PHASES: Stream = Stream(12);
 
 /// A duration in `[0, max]` drawn in whole milliseconds from `stream`; 0 is the simplest.
 pub fn millis_up_to(stream: Stream, max: std::time::Duration) -> std::time::Duration {
     let max_ms = u32::try_from(max.as_millis()).unwrap_or(u32::MAX - 1);
     std::time::Duration::from_millis(u64::from(sutra_sim_core::executor::choose_in(stream, max_ms + 1)))
+}
+
+/// A duration in `[0, max)` drawn to the nanosecond from `stream` (zero if `max` is zero);
+/// 0 is the simplest. Spans past `u32` nanoseconds (about 4.3 s) are drawn as whole
+/// milliseconds and then nanoseconds within one.
+pub fn nanos_below(stream: Stream, max: std::time::Duration) -> std::time::Duration {
+    use sutra_sim_core::executor::choose_in;
+    let max_ns = sutra_sim_core::time::duration_nanos(max);
+    if max_ns == 0 {
+        return std::time::Duration::ZERO;
+    }
+    let ns = match u32::try_from(max_ns) {
+        Ok(n) => u64::from(choose_in(stream, n)),
+        Err(_) => {
+            let ms = u32::try_from(max_ns / 1_000_000).unwrap_or(u32::MAX);
+            u64::from(choose_in(stream, ms)) * 1_000_000 + u64::from(choose_in(stream, 1_000_000))
+        }
+    };
+    std::time::Duration::from_nanos(ns.min(max_ns - 1))
 }

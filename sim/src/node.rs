@@ -41,8 +41,54 @@ pub struct NodeClock {
 }
 
 impl NodeClock {
+    /// The clock of a node with no skew: its reading is simulated time.
+    pub const EXACT: NodeClock = NodeClock { offset_ns: 0, drift_ppm: 0 };
+
+    /// True if the clock reads simulated time exactly (the usual node: sleeps on it need
+    /// no conversion).
+    #[inline]
+    pub fn is_exact(&self) -> bool {
+        self.offset_ns == 0 && self.drift_ppm == 0
+    }
+
+    /// The earliest simulated instant at which this clock reads `local` or later (the
+    /// instant a local deadline falls due). `SimTime(u64::MAX)` if it never does.
+    ///
+    /// The clock must run forwards (`drift_ppm > -1_000_000`), which [`NodeClock::local`]
+    /// then makes monotone, so the answer is found by inverting the formula and correcting
+    /// its rounding by a step or two.
+    pub fn sim_at(&self, local: SimTime) -> SimTime {
+        assert!(self.drift_ppm > -1_000_000, "a clock with drift {} ppm does not run forwards", self.drift_ppm);
+        if self.is_exact() {
+            return local;
+        }
+        // A clock behind simulated time reads 0 for a while (it never reads negative):
+        // any deadline it already reads at the start is due at once.
+        if self.local(SimTime::ZERO) >= local {
+            return SimTime::ZERO;
+        }
+        let rate = 1_000_000 + i128::from(self.drift_ppm);
+        let guess = (i128::from(local.0) - i128::from(self.offset_ns)) * 1_000_000 / rate;
+        let mut t = guess.clamp(0, i128::from(u64::MAX)) as u64;
+        // Rounding leaves the guess at most a few nanoseconds off, either way.
+        while self.local(SimTime(t)) < local {
+            if t == u64::MAX {
+                return SimTime(u64::MAX);
+            }
+            t += 1;
+        }
+        while t > 0 && self.local(SimTime(t - 1)) >= local {
+            t -= 1;
+        }
+        SimTime(t)
+    }
+
     /// The local reading at simulated instant `now`.
+    #[inline]
     pub fn local(&self, now: SimTime) -> SimTime {
+        if self.is_exact() {
+            return now;
+        }
         let sim = i128::from(now.0);
         let local = sim + i128::from(self.offset_ns) + sim * i128::from(self.drift_ppm) / 1_000_000;
         SimTime(local.clamp(0, i128::from(u64::MAX)) as u64)
@@ -61,6 +107,11 @@ pub(crate) struct Node {
     pub(crate) boot: Option<BootFn>,
     /// Tasks woken while the node was paused, in wake order; empty unless paused.
     pub(crate) held: Vec<crate::ids::TaskId>,
+    /// Tasks that set a timer by this node's clock since its clock last changed: woken
+    /// when it changes, to measure their deadlines again (a step forward ends them early).
+    /// Some may have stopped sleeping meanwhile; they get a spurious wake, which every
+    /// future tolerates.
+    pub(crate) local_sleepers: Vec<crate::ids::TaskId>,
 }
 
 #[cfg(test)]
@@ -73,5 +124,32 @@ mod tests {
         assert_eq!(c.local(SimTime(1_000_000)), SimTime(1_000_000 + 5_000 + 1_000));
         let behind = NodeClock { offset_ns: -10, drift_ppm: 0 };
         assert_eq!(behind.local(SimTime(3)), SimTime(0));
+    }
+
+    #[test]
+    fn sim_at_is_the_earliest_instant_the_clock_reads_a_local_deadline() {
+        let clocks = [
+            NodeClock::EXACT,
+            NodeClock { offset_ns: 12_000_000_000, drift_ppm: 200 },
+            NodeClock { offset_ns: -12_000_000_000, drift_ppm: -200 },
+            NodeClock { offset_ns: 7, drift_ppm: -1 },
+            NodeClock { offset_ns: -3, drift_ppm: 999 },
+        ];
+        for clock in clocks {
+            for local in [0u64, 1, 999, 1_000_000, 250_000_000, 12_000_000_001, 3_600_000_000_000] {
+                let at = clock.sim_at(SimTime(local));
+                assert!(clock.local(at) >= SimTime(local), "{clock:?} {local}");
+                assert!(at.0 == 0 || clock.local(SimTime(at.0 - 1)) < SimTime(local), "{clock:?} {local}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_fast_clock_reaches_a_local_deadline_early_and_a_slow_one_late() {
+        let fast = NodeClock { offset_ns: 0, drift_ppm: 100 };
+        let slow = NodeClock { offset_ns: 0, drift_ppm: -100 };
+        let deadline = SimTime(1_000_000_000);
+        assert!(fast.sim_at(deadline) < deadline);
+        assert!(slow.sim_at(deadline) > deadline);
     }
 }

@@ -134,6 +134,54 @@ fn a_paused_node_holds_its_timers_and_resumes_where_it_was() {
     assert_eq!(*log.borrow(), vec![10, 115, 125]);
 }
 
+/// Runs a 1 s sleep on a node with `clock`, while a driver on the world node sets the
+/// node's clock to `step` (if any) at 400 ms; returns when the sleep ended, in sim ms.
+fn one_second_sleep_on(clock: sutra_sim_core::NodeClock, step: Option<sutra_sim_core::NodeClock>) -> u64 {
+    let ended = Rc::new(RefCell::new(0u64));
+    let ended2 = ended.clone();
+    simulate(&RunConfig::seeded(1), Vec::<Box<dyn Checker<Ev, ()>>>::new(), move |_| {
+        let node = sim::add_node("replica", None);
+        sim::set_clock(node, clock);
+        let ended = ended2.clone();
+        sim::spawn_on(node, "sleeper", async move {
+            sleep(Duration::from_secs(1)).await;
+            *ended.borrow_mut() = sim::now().as_millis();
+        });
+        if let Some(step) = step {
+            sim::spawn("driver", async move {
+                sleep(Duration::from_millis(400)).await;
+                sim::set_clock(node, step);
+            });
+        }
+    });
+    let at = *ended.borrow();
+    at
+}
+
+#[test]
+fn a_sleep_follows_its_nodes_clock() {
+    use sutra_sim_core::NodeClock;
+    assert_eq!(one_second_sleep_on(NodeClock::EXACT, None), 1_000);
+    // An offset alone changes no span.
+    assert_eq!(one_second_sleep_on(NodeClock { offset_ns: 5_000_000_000, drift_ppm: 0 }, None), 1_000);
+    // A clock running 10% fast ends the sleep early in simulated time; 10% slow, late.
+    assert_eq!(one_second_sleep_on(NodeClock { offset_ns: 0, drift_ppm: 100_000 }, None), 909);
+    assert_eq!(one_second_sleep_on(NodeClock { offset_ns: 0, drift_ppm: -100_000 }, None), 1_111);
+}
+
+#[test]
+fn a_clock_step_moves_the_end_of_a_pending_sleep() {
+    use sutra_sim_core::NodeClock;
+    let exact = NodeClock::EXACT;
+    // Forward by 300ms at 400ms: the 1 s sleep ends at 700ms of simulated time.
+    assert_eq!(one_second_sleep_on(exact, Some(NodeClock { offset_ns: 300_000_000, drift_ppm: 0 })), 700);
+    // Forward past the deadline: it ends at the step.
+    assert_eq!(one_second_sleep_on(exact, Some(NodeClock { offset_ns: 2_000_000_000, drift_ppm: 0 })), 400);
+    // Back by 300ms: it ends 300ms late.
+    let skewed = NodeClock { offset_ns: 1_000_000_000, drift_ppm: 0 };
+    assert_eq!(one_second_sleep_on(skewed, Some(NodeClock { offset_ns: 700_000_000, drift_ppm: 0 })), 1_300);
+}
+
 struct NoTickThree;
 impl Checker<Ev, ()> for NoTickThree {
     fn name(&self) -> &str {

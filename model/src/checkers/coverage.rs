@@ -50,11 +50,15 @@ pub enum Situation {
     /// A two-step sweep was interrupted between its select and its clears: the sweeping
     /// process paused, or another process took the lease, in between.
     SweepInterrupted,
+    /// The broker took a paused (alive, silent) consumer's relay back, and redelivered it.
+    PausedConsumerRedelivered,
+    /// A replica's periodic timer fired early or late in store time: its clock is skewed.
+    SkewedTimeoutFired,
     /// A fault of this kind was injected.
     Fault(FaultKind),
 }
 
-const SITUATIONS: [(Situation, &str, &str); 18] = [
+const SITUATIONS: [(Situation, &str, &str); 20] = [
     (Situation::RelayRefused, "sometimes-relay-refused", "a refused relay was requeued"),
     (Situation::TimerDeferred, "sometimes-timer-deferred", "a refused timer fire was deferred"),
     (Situation::Admin409, "sometimes-admin-409", "a migration was answered 409"),
@@ -101,6 +105,16 @@ const SITUATIONS: [(Situation, &str, &str); 18] = [
         "sometimes-sweep-interrupted-between-steps",
         "a two-step sweep was interrupted between its steps (a pause or a lease loss)",
     ),
+    (
+        Situation::PausedConsumerRedelivered,
+        "sometimes-paused-consumer-redelivered",
+        "a paused consumer's unacked relay was taken back and redelivered",
+    ),
+    (
+        Situation::SkewedTimeoutFired,
+        "sometimes-skewed-timeout-fired",
+        "a skewed replica's timer fired early or late in store time",
+    ),
 ];
 
 /// One sometimes-property and the little state it needs.
@@ -121,6 +135,8 @@ pub struct Coverage {
     overrides: BTreeMap<(ProcessId, InstanceId), u16>,
     /// Processes between a two-step sweep's select (that found something) and its clears.
     mid_sweep: DenseSet<ProcessId>,
+    /// Relays taken back from a silent (paused) consumer, not yet redelivered.
+    taken_from_silent: DenseSet<crate::ids::MessageId>,
 }
 
 /// One property per fault kind, from the fault table: the kind was injected.
@@ -165,6 +181,7 @@ impl Coverage {
             stolen_from: DenseMap::new(),
             overrides: BTreeMap::new(),
             mid_sweep: DenseSet::new(),
+            taken_from_silent: DenseSet::new(),
         }
     }
 
@@ -272,6 +289,14 @@ impl Coverage {
             (Situation::SweepInterrupted, E::LeaseAcquired { process, .. }) => {
                 self.mid_sweep.iter().any(|p| p != *process)
             }
+            (Situation::PausedConsumerRedelivered, E::RelayReclaimed { message, silent: true, .. }) => {
+                self.taken_from_silent.insert(*message);
+                false
+            }
+            (Situation::PausedConsumerRedelivered, E::RelayDelivered { message, redelivery: true, .. }) => {
+                self.taken_from_silent.contains(*message)
+            }
+            (Situation::SkewedTimeoutFired, E::TimeoutSkewed { .. }) => true,
             (Situation::Fault(kind), E::FaultInjected { fault, .. }) => kind == *fault,
             _ => false,
         }
@@ -300,6 +325,8 @@ impl Checker<ModelEvent, ModelView> for Coverage {
             Situation::SweepInterrupted => {
                 &[SWEEP_SELECTED, SWEPT, SWEEP_CLEAR_MISSED, REPLICA_CRASHED, REPLICA_PAUSED, LEASE_ACQUIRED]
             }
+            Situation::PausedConsumerRedelivered => &[RELAY_RECLAIMED, RELAY_DELIVERED],
+            Situation::SkewedTimeoutFired => &[TIMEOUT_SKEWED],
             Situation::Fault(_) => &[FAULT_INJECTED],
         };
         sutra_sim_core::tag_mask(tags)
@@ -373,6 +400,16 @@ pub fn expected(scenario: &Scenario) -> Vec<&'static str> {
                 scenario.design.sweep != crate::design::SweepShape::OneUpdate
                     && !f.lease.holder_pause_mid_sweep.is_never()
                     && (crash || pause || on(FaultKind::SlowStep))
+            }
+            // A paused consumer holds unacked relays only if relays flow to it.
+            Situation::PausedConsumerRedelivered => {
+                on(FaultKind::ProcessPause) && !f.broker.paused_consumer_timeout.is_zero() && w.relay_weight > 0
+            }
+            // Any skew a replica's timers can notice: drift, or a step while they are pending.
+            // (A constant offset alone changes no span.)
+            Situation::SkewedTimeoutFired => {
+                f.clock_skew.drift_ppm_max > 0
+                    || (!f.clock_skew.step_max.is_zero() && !f.clock_skew.step_per_tick.is_never())
             }
             Situation::Fault(kind) => on(kind),
         };
@@ -500,6 +537,19 @@ mod tests {
                 E::SweepSelected { by: p, stale: 1, lease_held: true, task: None },
                 E::ReplicaPaused { replica: 0, process: p, for_ns: 20_000_000_000 },
             ],
+            Situation::PausedConsumerRedelivered => vec![
+                E::RelayReclaimed { instance: i, message: MessageId(1), process: p, silent: true },
+                E::RelayDelivered {
+                    instance: i,
+                    message: MessageId(1),
+                    process: ProcessId(2),
+                    redelivery: true,
+                    duplicate: false,
+                },
+            ],
+            Situation::SkewedTimeoutFired => {
+                vec![E::TimeoutSkewed { process: p, asked_ns: 250_000_000, took_ns: 249_950_000 }]
+            }
             Situation::Fault(fault) => vec![E::FaultInjected { fault, replica: None, detail_ns: 0 }],
         }
         .into_iter()

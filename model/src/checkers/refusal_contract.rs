@@ -114,6 +114,11 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
         // A store request from a task whose refused relay is still not requeued: the lane
         // moved on without giving the relay back (R4).
         if let Some(task) = store_request_task(&event.kind) {
+            // A refused fire's deferral is the refusing task's next store request. If the
+            // task sends another request first, the deferral matched no row (a commit
+            // consumed the row meanwhile, and the store witnesses nothing): the refusal is
+            // answered, and must not be paired with a later deferral of that task.
+            self.deferral_pending.remove(&task);
             if let Some(p) = self.requeue_pending.get(&task).copied() {
                 // Lenient: a paused consumer's delivery can be taken back long before its claim is
                 // refused, and neither witness names the delivery; any takeback of the
@@ -375,8 +380,12 @@ mod tests {
 
     #[test]
     fn excuses_a_missing_requeue_when_the_broker_took_the_relay_back() {
-        let reclaimed =
-            ModelEvent::RelayReclaimed { instance: InstanceId(0), message: MessageId(1), process: ProcessId(1) };
+        let reclaimed = ModelEvent::RelayReclaimed {
+            instance: InstanceId(0),
+            message: MessageId(1),
+            process: ProcessId(1),
+            silent: false,
+        };
         let h = vec![(1, refused(1, ResumePath::Relay)), (5, reclaimed.clone()), (6, redelivered()), (200, granted(2))];
         assert_eq!(feed(&mut RefusalContract::default(), h), Check::Ok);
         // Taken back while the claim request was still on its way to the store.
@@ -417,6 +426,29 @@ mod tests {
             h.push((at, deferred(at + backoff)));
         }
         assert_eq!(feed(&mut RefusalContract::default(), h), Check::Ok);
+    }
+
+    #[test]
+    fn a_refused_fire_whose_deferral_found_no_row_is_not_paired_with_a_later_deferral() {
+        // The refused fire's row was consumed before its deferral arrived (nothing written,
+        // nothing witnessed); the task's next execution is granted, fails and defers the
+        // new row without a refusal: no backoff for a refusal is owed there.
+        let h = vec![
+            (0, refused(1, ResumePath::Timer)),
+            (0, deferred(100)),
+            (1_000, refused(2, ResumePath::Timer)),
+            (3_000, granted(3)),
+            (3_100, deferred(3_150)),
+        ];
+        assert_eq!(feed(&mut RefusalContract::default(), h), Check::Ok);
+        // Without the grant in between, the same deferral answers the second refusal.
+        let h = vec![
+            (0, refused(1, ResumePath::Timer)),
+            (0, deferred(100)),
+            (1_000, refused(2, ResumePath::Timer)),
+            (3_100, deferred(3_150)),
+        ];
+        assert!(fails(&feed(&mut RefusalContract::default(), h)));
     }
 
     #[test]

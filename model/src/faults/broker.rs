@@ -101,6 +101,31 @@ mod tests {
     }
 
     #[test]
+    fn a_paused_consumers_relays_are_redelivered_and_the_correct_model_stays_clean() {
+        let scenario = Scenario::built_in("real-world").unwrap();
+        assert!(!scenario.faults.broker.paused_consumer_timeout.is_zero());
+        let mut redelivered = 0;
+        for seed in 0..40 {
+            let outcome = run(&scenario, &RunOptions::seeded(seed));
+            assert!(outcome.verdict.is_pass(), "seed {seed}: {:?}", outcome.verdict);
+            if outcome.reached.iter().any(|name| name == "sometimes-paused-consumer-redelivered") {
+                redelivered += 1;
+            }
+        }
+        assert!(redelivered > 0, "no paused consumer's relay was redelivered in 40 seeds");
+    }
+
+    #[test]
+    fn without_the_liveness_timeout_a_paused_consumer_keeps_its_relays() {
+        let mut scenario = Scenario::built_in("real-world").unwrap();
+        scenario.faults.broker.paused_consumer_timeout = std::time::Duration::ZERO;
+        for seed in 0..20 {
+            let outcome = run(&scenario, &RunOptions::seeded(seed));
+            assert!(!outcome.reached.iter().any(|name| name == "sometimes-paused-consumer-redelivered"), "seed {seed}");
+        }
+    }
+
+    #[test]
     fn an_unconfigured_ack_loss_changes_no_run() {
         let plain = Scenario::built_in("smoke").unwrap();
         let mut configured_off = plain.clone();

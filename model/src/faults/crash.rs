@@ -6,7 +6,9 @@
 use std::rc::Rc;
 
 use sutra_sim_core::executor::{self, sleep};
-use sutra_sim_core::{NodeId, NodeStatus};
+use sutra_sim_core::{NodeId, NodeStatus, SimTime};
+
+use crate::ids::ProcessId;
 
 use super::kind::FaultKind;
 use crate::ctx::FaultGate;
@@ -61,13 +63,33 @@ pub fn crash(world: &Rc<World>, index: u32, node: NodeId) {
     });
 }
 
-/// The broker's liveness check: redeliver the unacked relays of processes that died.
+/// The broker's liveness check: redeliver the unacked relays of processes that died and,
+/// if the scenario sets `faults.broker.paused_consumer_timeout`, of processes silent
+/// (paused) for that long — counted from the first check that found them silent, as a
+/// broker counts missed heartbeats.
 pub async fn broker_liveness(world: Rc<World>) {
+    let timeout = world.ctx.faults().broker.paused_consumer_timeout;
+    let mut silent_since: Vec<(ProcessId, SimTime)> = Vec::new();
     loop {
         sleep(world.ctx.scenario().timeouts.broker_liveness_interval).await;
-        for consumer in world.broker.consumers() {
+        let now = executor::now();
+        let consumers = world.broker.consumers();
+        silent_since.retain(|(p, _)| consumers.contains(p) && world.cluster.process_paused(*p));
+        for consumer in consumers {
             if !world.cluster.process_alive(consumer) {
                 world.broker.reclaim(consumer);
+            } else if !timeout.is_zero() && !world.ctx.healed() && world.cluster.process_paused(consumer) {
+                let since = match silent_since.iter().find(|(p, _)| *p == consumer) {
+                    Some((_, since)) => *since,
+                    None => {
+                        silent_since.push((consumer, now));
+                        now
+                    }
+                };
+                if now.since(since) >= timeout {
+                    world.broker.reclaim_silent(consumer);
+                    silent_since.retain(|(p, _)| *p != consumer);
+                }
             }
         }
     }

@@ -84,6 +84,11 @@ macro_rules! fault_table {
             /// How often the fault injector considers the per-tick faults.
             #[serde(with = "serde_duration")]
             pub tick: Duration,
+            /// Draw each periodic role's phase per run (timer poll, sweep and lease
+            /// renewal, the fault tick, the operator) and each fault tick's instant within
+            /// its tick, to the nanosecond; off, every role starts at time 0 and faults
+            /// strike on the tick grid (the simplest, and what the shrinker goes back to).
+            pub phases: bool,
             $(
                 #[doc = $description]
                 pub $field: $options,
@@ -92,7 +97,7 @@ macro_rules! fault_table {
 
         impl Default for Faults {
             fn default() -> Self {
-                Faults { swarm: false, tick: Duration::from_secs(1), $($field: Default::default()),+ }
+                Faults { swarm: false, tick: Duration::from_secs(1), phases: false, $($field: Default::default()),+ }
             }
         }
 

@@ -21,18 +21,36 @@ pub mod timer_jitter;
 
 use std::rc::Rc;
 
-use sutra_sim_core::executor::{self, sleep};
+use sutra_sim_core::executor::{self, sleep_until};
 use sutra_sim_core::NodeStatus;
 
 use crate::event::ModelEvent;
 use crate::world::World;
 pub use kind::FaultKind;
 
-/// The injector loop: one tick at a time until the heal.
+/// The phase of a periodic role with period `period`: how long it waits before its
+/// first period. Zero unless the scenario asks for drawn phases (`faults.phases`), then
+/// drawn per run (per process start, for a replica's roles) to the nanosecond.
+pub fn phase(ctx: &crate::ctx::Context, period: std::time::Duration) -> std::time::Duration {
+    if ctx.faults().phases {
+        crate::streams::nanos_below(crate::streams::PHASES, period)
+    } else {
+        std::time::Duration::ZERO
+    }
+}
+
+/// The injector loop: one tick at a time until the heal. With drawn phases, tick `k`
+/// strikes at a drawn instant within `[k·tick, (k+1)·tick)` rather than on the grid.
 pub async fn inject(world: Rc<World>) {
     let heal_at = sutra_sim_core::SimTime(world.ctx.scenario().phases.heal_at.as_nanos() as u64);
+    let tick = world.ctx.faults().tick;
+    let start = executor::now();
+    let mut ticks: u32 = 0;
     loop {
-        sleep(world.ctx.faults().tick).await;
+        ticks = ticks.saturating_add(1);
+        let grid = start.add(tick.saturating_mul(ticks));
+        // The world node's clock is exact: the fault schedule is simulated time.
+        sleep_until(grid.add(phase(&world.ctx, tick))).await;
         if world.ctx.healed() {
             return;
         }

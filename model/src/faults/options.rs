@@ -110,6 +110,11 @@ pub struct BrokerOptions {
     pub delay_max: Duration,
     /// Chance per delivery that a later relay is delivered first.
     pub reorder_per_delivery: Ratio,
+    /// How long a consumer may stay alive but silent (paused) before the broker takes its
+    /// unacked relays back and redelivers them, as real brokers do after a consumer
+    /// liveness timeout; zero, never (only a dead consumer's relays are taken back).
+    #[serde(with = "serde_duration")]
+    pub paused_consumer_timeout: Duration,
 }
 
 impl Default for BrokerOptions {
@@ -119,6 +124,7 @@ impl Default for BrokerOptions {
             delay_per_delivery: Ratio::NEVER,
             delay_max: Duration::from_secs(2),
             reorder_per_delivery: Ratio::NEVER,
+            paused_consumer_timeout: Duration::ZERO,
         }
     }
 }
@@ -302,11 +308,15 @@ impl FaultOptions for BrokerOptions {
         !self.duplicate_per_delivery.is_never()
             || !self.delay_per_delivery.is_never()
             || !self.reorder_per_delivery.is_never()
+            || !self.paused_consumer_timeout.is_zero()
     }
     fn swarm(&mut self, scale: Option<u32>) {
         swarm_rate(&mut self.duplicate_per_delivery, scale);
         swarm_rate(&mut self.delay_per_delivery, scale);
         swarm_rate(&mut self.reorder_per_delivery, scale);
+        if scale.is_none() {
+            self.paused_consumer_timeout = Duration::ZERO;
+        }
     }
 }
 

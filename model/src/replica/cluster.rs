@@ -50,6 +50,12 @@ impl Cluster {
         self.slots.borrow().iter().any(|r| r.process == process && executor::node_status(r.node) != NodeStatus::Dead)
     }
 
+    /// True if `process` is the current process of some replica and is paused (alive, but
+    /// its tasks do not run).
+    pub fn process_paused(&self, process: ProcessId) -> bool {
+        self.slots.borrow().iter().any(|r| r.process == process && executor::node_status(r.node) == NodeStatus::Paused)
+    }
+
     /// The surface of replica `index`'s running process, if it has booted.
     pub fn surface(&self, index: u32) -> Option<Rc<ReplicaSurface>> {
         self.slots.borrow()[index as usize].surface.clone()

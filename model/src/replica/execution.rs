@@ -206,7 +206,8 @@ impl ExecutionLane {
         }
         let (duration, slow) = crate::faults::slow_step::step_duration(&w.ctx);
         w.ctx.emit(ModelEvent::StepStarted { instance, exec, step: version as u32 + 1, slow });
-        sleep(duration).await;
+        // The step's work takes simulated time; the node's clock does not speed it up.
+        executor::elapse(duration).await;
         let error = self.draw_step_error();
         w.ctx.emit(ModelEvent::StepEnded { instance, exec, error });
         match error {

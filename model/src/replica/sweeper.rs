@@ -36,8 +36,14 @@ fn looks_like_a_known_owner(owner: OwnerId) -> bool {
 pub async fn run(ctx: Rc<Context>, store: Store, process: ProcessId) {
     let t = ctx.scenario().timeouts.clone();
     let shape = ctx.scenario().design.sweep;
+    // The role's phase (zero unless drawn): its first period starts this much after boot.
+    let phase = crate::faults::phase(&ctx, t.sweep_interval);
+    if !phase.is_zero() {
+        sleep(phase).await;
+    }
+    let watch = crate::faults::clock_skew::TimeoutWatch::default();
     loop {
-        sleep(t.sweep_interval).await;
+        watch.sleep(&ctx, process, t.sweep_interval).await;
         let unleased = ctx.mutant_is(Mutant::SweeperUnleased);
         let asked_at = executor::local_now();
         if !unleased && !store.acquire_lease(process, t.lease_duration).await {

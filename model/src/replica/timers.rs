@@ -27,8 +27,14 @@ pub async fn run(
     surface: Rc<ReplicaSurface>,
 ) {
     let t = &ctx.scenario().timeouts;
+    // The role's phase (zero unless drawn): its first period starts this much after boot.
+    let phase = crate::faults::phase(&ctx, t.timer_poll_interval);
+    if !phase.is_zero() {
+        sleep(phase).await;
+    }
+    let watch = crate::faults::clock_skew::TimeoutWatch::default();
     loop {
-        sleep(t.timer_poll_interval).await;
+        watch.sleep(&ctx, surface.process, t.timer_poll_interval).await;
         // Skip the ticks at which nothing can be due (see `Store::earliest_timer_due`).
         if !store.idle_until_work(store.earliest_timer_due(), t.timer_poll_interval).await {
             continue;

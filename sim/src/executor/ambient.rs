@@ -193,20 +193,48 @@ pub fn finish() {
     with_state(|s| s.finished = true)
 }
 
-/// A future that completes at `now() + duration`.
+/// A future that completes once `duration` has passed on the current task's node's clock.
+///
+/// On a node whose clock reads simulated time (the usual case) that is `now() + duration`.
+/// On a skewed node it is when the node's own clock has advanced by `duration`: a fast
+/// clock ends the sleep early in simulated (store, global) time, a slow one late, and a
+/// step of the clock while it sleeps moves its end (see [`super::set_clock`]) — as a real
+/// process's timers follow its own clock.
+#[inline]
 pub fn sleep(duration: Duration) -> Sleep {
-    Sleep { deadline: now().add(duration), registered: false }
+    with_state(|s| {
+        let node = s.current_node();
+        let local = s.nodes[node.0 as usize].clock.local(s.now).add(duration);
+        Sleep { deadline: local, local, node: Some(node), registered: false }
+    })
 }
 
-/// A future that completes at `deadline`.
-pub fn sleep_until(deadline: SimTime) -> Sleep {
-    Sleep { deadline, registered: false }
+/// A future that completes once `duration` of simulated time has passed, whatever the
+/// current node's clock reads: a span that no process measures — work being done, a
+/// message in flight — where [`sleep`] is a process's own timer.
+pub fn elapse(duration: Duration) -> Sleep {
+    sleep_until(now().add(duration))
 }
+
+/// A future that completes at simulated instant `deadline`, whatever any node's clock
+/// reads (the environment's schedule, not a process's timer).
+pub fn sleep_until(deadline: SimTime) -> Sleep {
+    Sleep { deadline, local: deadline, node: None, registered: false }
+}
+
+/// A node's list of sleepers is cleared of ended tasks when it grows this long (a node
+/// runs a few dozen tasks at most; ended ones linger only until the next clock change).
+const LOCAL_SLEEPERS_PRUNE_AT: usize = 256;
 
 /// Completes at its deadline. Registers its timer on first poll; a spurious wake re-checks.
 #[must_use = "futures do nothing unless awaited"]
 pub struct Sleep {
+    /// The simulated instant the sleep ends, as last measured (the timer set, if any).
     deadline: SimTime,
+    /// The deadline by the clock that rules: `node`'s, or simulated time if none.
+    local: SimTime,
+    /// The node whose clock the sleep follows; `None` for an instant of simulated time.
+    node: Option<NodeId>,
     registered: bool,
 }
 
@@ -215,26 +243,60 @@ impl Future for Sleep {
 
     #[inline]
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
-        let deadline = self.deadline;
-        if with_state(|s| s.now >= deadline) {
+        let (local, node) = (self.local, self.node);
+        // Due? And if not, when, in simulated time — measured now, since the node's clock
+        // may have been set since the timer was.
+        let (due, deadline, exact) = with_state(|s| match node {
+            None => (s.now >= local, local, true),
+            Some(node) => {
+                let clock = s.nodes[node.0 as usize].clock;
+                if clock.is_exact() {
+                    (s.now >= local, local, true)
+                } else {
+                    skewed_deadline(clock, s.now, local)
+                }
+            }
+        });
+        if due {
             return Poll::Ready(());
         }
-        if !self.registered {
-            register_timer(deadline);
+        if !self.registered || deadline != self.deadline {
+            register_timer(deadline, if exact { None } else { node });
+            self.deadline = deadline;
             self.registered = true;
         }
         Poll::Pending
     }
 }
 
-/// Sets a timer for the current task. Out of line: the check before it is inlined into
-/// every `.await` on a sleep, and should stay small there.
+/// Due, deadline and exactness of a sleep by a skewed clock. Out of line: off the usual path.
 #[inline(never)]
-fn register_timer(deadline: SimTime) {
+fn skewed_deadline(clock: crate::node::NodeClock, now: SimTime, local: SimTime) -> (bool, SimTime, bool) {
+    if clock.local(now) >= local {
+        return (true, now, false);
+    }
+    (false, clock.sim_at(local), false)
+}
+
+/// Sets a timer for the current task, and if it follows the skewed clock of `node`, lists
+/// the task among the node's sleepers (to be woken when that clock changes). Out of line:
+/// the check before it is inlined into every `.await` on a sleep, and should stay small.
+#[inline(never)]
+fn register_timer(deadline: SimTime, node: Option<NodeId>) {
     with_state(|s| {
         let id = s.current.expect("sleep polled outside a task");
         debug_assert!(deadline > s.now, "a due sleep registers no timer");
         s.timers.push(deadline, id);
+        if let Some(node) = node {
+            let State { slots, nodes, .. } = s;
+            let sleepers = &mut nodes[node.0 as usize].local_sleepers;
+            if !sleepers.contains(&id) {
+                if sleepers.len() >= LOCAL_SLEEPERS_PRUNE_AT {
+                    sleepers.retain(|&t| super::tasks::task_in(slots, t).is_some());
+                }
+                sleepers.push(id);
+            }
+        }
     })
 }
 

@@ -29,6 +29,7 @@ pub fn add_node(name: impl Into<Rc<str>>, boot: Option<BootFn>) -> NodeId {
             clock: NodeClock::default(),
             boot: boot.clone(),
             held: Vec::new(),
+            local_sleepers: Vec::new(),
         });
         NodeId((s.nodes.len() - 1) as u32)
     });
@@ -60,9 +61,34 @@ pub fn incarnation(node: NodeId) -> u32 {
     with_state(|s| s.nodes[node.0 as usize].incarnation)
 }
 
-/// Sets the node's clock offset and drift (clock-skew faults).
+/// Sets the node's clock offset and drift (clock-skew faults). The node's pending sleeps
+/// follow the new clock: a step forward ends them early, a step back makes them late.
 pub fn set_clock(node: NodeId, clock: NodeClock) {
-    with_state(|s| s.nodes[node.0 as usize].clock = clock);
+    assert!(clock.drift_ppm > -1_000_000, "a clock with drift {} ppm does not run forwards", clock.drift_ppm);
+    with_state(|s| {
+        let n = &mut s.nodes[node.0 as usize];
+        if n.clock == clock {
+            return;
+        }
+        let was_exact = n.clock.is_exact();
+        n.clock = clock;
+        // Every sleeper measures its deadline again; one still due later sets a new timer.
+        // Sleeps by an exact clock are not listed (the usual case pays nothing for this), so
+        // a clock skewed for the first time wakes every task of the node.
+        let sleepers: Vec<TaskId> = if was_exact {
+            s.slots
+                .iter()
+                .enumerate()
+                .filter(|(_, slot)| slot.task.as_ref().is_some_and(|t| t.node == node))
+                .map(|(i, slot)| TaskId { slot: i as u32, generation: slot.generation })
+                .collect()
+        } else {
+            std::mem::take(&mut s.nodes[node.0 as usize].local_sleepers)
+        };
+        for id in sleepers {
+            s.wake(id);
+        }
+    });
     tracing::debug!(
         target: LOG_TARGET,
         node = %node_name(node),
@@ -89,6 +115,7 @@ pub fn kill(node: NodeId) {
         }
         n.status = NodeStatus::Dead;
         n.held.clear();
+        n.local_sleepers.clear();
         let ids: Vec<TaskId> = s
             .slots
             .iter()

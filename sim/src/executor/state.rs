@@ -98,6 +98,7 @@ impl State {
             clock: NodeClock::default(),
             boot: None,
             held: Vec::new(),
+            local_sleepers: Vec::new(),
         };
         State {
             now: SimTime::ZERO,
