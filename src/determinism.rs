@@ -34,6 +34,7 @@ pub fn check(
         budgets: scenario.budgets(),
         stall_bound: Some(scenario.run.stall_bound),
         keep_trace: true,
+        marks: false,
     };
     Ok(sutra_sim_core::check_determinism(
         &config,

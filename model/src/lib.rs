@@ -21,6 +21,7 @@ pub mod ratio;
 pub mod replica;
 pub mod routing;
 pub mod scenario;
+pub mod signature;
 pub mod spec;
 pub mod store;
 pub mod streams;
@@ -128,12 +129,30 @@ pub fn setup(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<ModelE
 
 /// Runs `scenario` once with the given checkers.
 pub fn run_with(scenario: &Scenario, options: &RunOptions, checkers: Vec<ModelChecker>) -> Outcome<ModelEvent> {
+    run_configured(scenario, options, checkers, false)
+}
+
+/// As [`run_with`], collecting coverage marks for exploration: the first hit of each
+/// sometimes-checker and the model's abstract-state signature ([`signature`]) after every
+/// witness event. The run itself — events, verdict, fingerprint, tape — is the same.
+pub fn run_marked(scenario: &Scenario, options: &RunOptions, mut checkers: Vec<ModelChecker>) -> Outcome<ModelEvent> {
+    checkers.push(Box::new(signature::SignatureProbe::new()));
+    run_configured(scenario, options, checkers, true)
+}
+
+fn run_configured(
+    scenario: &Scenario,
+    options: &RunOptions,
+    checkers: Vec<ModelChecker>,
+    marks: bool,
+) -> Outcome<ModelEvent> {
     let config = RunConfig {
         entropy: options.entropy.clone(),
         strategy: options.strategy.unwrap_or_else(|| scenario.strategy()),
         budgets: scenario.budgets(),
         stall_bound: Some(scenario.run.stall_bound),
         keep_trace: options.keep_trace,
+        marks,
     };
     simulate(&config, checkers, |tracer| setup(scenario, options.mutant, tracer))
 }
