@@ -162,6 +162,15 @@ fn run_configured(
 /// expected one speaks, so "killed by its expected checker" does not depend on checker
 /// order. Of alternatives ("a or b"), those registered run; it is an error if none is.
 pub fn run_for_kill(scenario: &Scenario, seed: u64, info: &mutant::MutantInfo) -> Result<Outcome<ModelEvent>, String> {
+    let mut options = RunOptions::seeded(seed);
+    options.mutant = Some(info.mutant);
+    Ok(run_with(scenario, &options, kill_checkers(info)?))
+}
+
+/// The checkers [`run_for_kill`] judges `info`'s mutant with: those expected to catch it
+/// that are registered (none for a mutant expected to hang). Exploration's kill
+/// benchmarks judge with the same.
+pub fn kill_checkers(info: &mutant::MutantInfo) -> Result<Vec<ModelChecker>, String> {
     static REGISTRY: std::sync::OnceLock<checkers::ModelRegistry> = std::sync::OnceLock::new();
     let registry = REGISTRY.get_or_init(checkers::registry);
     let expected: Vec<&str> = info.expected_checkers().collect();
@@ -170,10 +179,11 @@ pub fn run_for_kill(scenario: &Scenario, seed: u64, info: &mutant::MutantInfo) -
         return Err(format!("mutant {} expects checker(s) not registered: {}", info.name, expected.join(" or ")));
     }
     // An empty list builds every checker; a mutant expected to hang needs none.
-    let built = if names.is_empty() { Vec::new() } else { registry.build(&names).map_err(|e| e.to_string())? };
-    let mut options = RunOptions::seeded(seed);
-    options.mutant = Some(info.mutant);
-    Ok(run_with(scenario, &options, built))
+    if names.is_empty() {
+        Ok(Vec::new())
+    } else {
+        registry.build(&names).map_err(|e| e.to_string())
+    }
 }
 
 /// Runs `scenario` once with the checkers the scenario names (all built-in ones if none).

@@ -2,11 +2,13 @@
 //!
 //! Exploration grows the runs that reach something new; "new" is judged on coverage marks
 //! ([`sutra_sim_core::marks`]), and this file supplies the model's share: a coarse hash of
-//! what matters to the ownership protocol right now — how many instances are in each
-//! (owner kind, progress) class, which replica processes are live, paused or dead, who
-//! holds the sweeper lease, the deliveries queued per lane, and the fault switches of
-//! this seed — bucketed (0, 1, 2–3, 4–7, 8+), so that runs differing only in counts of
-//! the same situation share a signature and the bitmap does not drown in noise.
+//! what matters to the ownership protocol right now — per replica: live, paused or dead,
+//! skewed, holding the sweeper lease, how many instances it owns and how many deliveries
+//! wait in its binding table; then the claims held by no live process (a zombie's), by a
+//! migration, the parked instances, and the workload's progress — each count bucketed to
+//! 0, 1 or "several", so that runs differing only in counts of one situation share a
+//! signature and the bitmap does not drown in noise. Rare situations (a zombie's claim
+//! while its replacement runs, a paused lease holder) are what the signature tells apart.
 //!
 //! It is computed from the read-only [`ModelView`] after each witness event (store, broker,
 //! executor), by a checker that never fails and is added only to runs that collect marks:
@@ -20,17 +22,6 @@ use crate::view::ModelView;
 /// Name of the signature probe (not a registered checker: it judges nothing).
 pub const PROBE_NAME: &str = "state-signature";
 
-/// Log-2 bucket of a count: 0, 1, 2–3, 4–7, 8+.
-fn bucket(n: usize) -> u64 {
-    match n {
-        0 => 0,
-        1 => 1,
-        2..=3 => 2,
-        4..=7 => 3,
-        _ => 4,
-    }
-}
-
 /// A word-at-a-time mix (FNV-like with a final avalanche in the bitmap fold).
 struct Mix(u64);
 
@@ -41,60 +32,72 @@ impl Mix {
 }
 
 /// The abstract-state signature of the model as `view` shows it now.
+///
+/// Per replica (in replica order): its node live, paused or dead; skewed or not; whether
+/// it holds the sweeper lease; the instances its process owns (0, 1, 2+) and the
+/// deliveries queued in its binding table (0, 1–3, 4+). Then the instances owned by no
+/// live process (a zombie's claims), by a migration, parked for a pull worker, and the
+/// progress of the whole workload (none started, under way, all done).
 pub fn signature(view: &ModelView) -> u64 {
     let mut mix = Mix(0xcbf2_9ce4_8422_2325);
     view.with_parts(|store, cluster| {
-        // Instances by owner kind (none, lane, process, migration) × progress (not
-        // started, under way, done) × parked.
-        let mut classes = [0usize; 24];
+        let few = |n: usize| n.min(2) as u64;
+        let (mut migrating, mut parked, mut started, mut done, mut orphaned) = (0, 0, 0, 0, 0);
+        let slots = cluster.map(|c| c.slots.borrow());
+        let process_of = |owner: crate::ids::OwnerId| owner.0 >> 16;
         for row in &store.instances {
-            let owner = match row.owner {
-                None => 0,
-                Some(o) if o.is_migration() => 3,
-                Some(o) if o.0 & 0xffff == 0 => 2,
-                Some(_) => 1,
-            };
-            let progress = if row.version == 0 {
-                0
-            } else if row.completed() {
-                2
-            } else {
-                1
-            };
-            classes[owner * 6 + progress * 2 + usize::from(row.parked)] += 1;
-        }
-        for c in classes {
-            mix.add(bucket(c));
-        }
-        mix.add(bucket(store.timers.len()));
-        mix.add(bucket(store.tasks.len()));
-        if let Some(cluster) = cluster {
-            let slots = cluster.slots.borrow();
-            for slot in slots.iter() {
-                let status = match sutra_sim_core::executor::node_status(slot.node) {
-                    NodeStatus::Alive => 1,
-                    NodeStatus::Paused => 2,
-                    NodeStatus::Dead => 3,
-                };
-                mix.add(status | (u64::from(slot.skew_ms != 0) << 2) | (u64::from(slot.surface.is_some()) << 3));
-                // The lease: held by this replica's current process?
-                mix.add(u64::from(store.lease.is_some_and(|(holder, _)| holder == slot.process)));
-                // Deliveries queued per lane (tickets in the binding table), bucketed.
-                if let Some(surface) = &slot.surface {
-                    let mut per_lane = [0usize; 8];
-                    surface.bindings.inspect(|t| {
-                        for (_, _, lane, _) in t.tickets() {
-                            per_lane[usize::from(lane) % 8] += 1;
-                        }
+            started += usize::from(row.version > 0);
+            done += usize::from(row.completed());
+            parked += usize::from(row.parked);
+            if let Some(owner) = row.owner {
+                if owner.is_migration() {
+                    migrating += 1;
+                } else if let Some(slots) = &slots {
+                    let live = slots.iter().any(|slot| {
+                        u64::from(slot.process.0) == process_of(owner)
+                            && sutra_sim_core::executor::node_status(slot.node) == NodeStatus::Alive
                     });
-                    for n in per_lane {
-                        mix.add(bucket(n));
-                    }
+                    orphaned += usize::from(!live);
                 }
             }
         }
-        // The lease held by no live replica process (a zombie's, or an expired one).
-        mix.add(u64::from(store.lease.is_some()));
+        if let Some(slots) = &slots {
+            for slot in slots.iter() {
+                let status = match sutra_sim_core::executor::node_status(slot.node) {
+                    NodeStatus::Alive => 0,
+                    NodeStatus::Paused => 1,
+                    NodeStatus::Dead => 2,
+                };
+                let leased = store.lease.is_some_and(|(holder, _)| holder == slot.process);
+                let owned = store
+                    .instances
+                    .iter()
+                    .filter(|r| {
+                        r.owner.is_some_and(|o| !o.is_migration() && process_of(o) == u64::from(slot.process.0))
+                    })
+                    .count();
+                let mut queued = 0;
+                if let Some(surface) = &slot.surface {
+                    surface.bindings.inspect(|t| queued = t.tickets().count());
+                }
+                let queued = match queued {
+                    0 => 0,
+                    1..=3 => 1,
+                    _ => 2,
+                };
+                mix.add(
+                    status | u64::from(slot.skew_ms != 0) << 2 | u64::from(leased) << 3 | few(owned) << 4 | queued << 6,
+                );
+            }
+        }
+        let progress = if started == 0 {
+            0
+        } else if done == store.instances.len() {
+            2
+        } else {
+            1
+        };
+        mix.add(few(orphaned) | few(migrating) << 2 | few(parked) << 4 | progress << 6);
     });
     mix.0
 }
@@ -145,12 +148,6 @@ mod tests {
     use super::*;
     use crate::scenario::Scenario;
     use crate::RunOptions;
-
-    #[test]
-    fn buckets_are_coarse_and_ordered() {
-        let b: Vec<u64> = [0, 1, 2, 3, 4, 7, 8, 100].into_iter().map(bucket).collect();
-        assert_eq!(b, vec![0, 1, 2, 2, 3, 3, 4, 4]);
-    }
 
     #[test]
     fn a_run_that_collects_marks_reports_several_signatures_and_the_same_run_without_is_unchanged() {

@@ -42,7 +42,7 @@ impl Stream {
 pub const TAPE_LEN_MAX: usize = 1 << 26;
 
 /// A recorded sequence of draws: the complete nondeterminism of one run.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Tape(pub Vec<u32>);
 
 impl Tape {

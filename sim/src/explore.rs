@@ -53,6 +53,9 @@ pub struct ExploreConfig {
     pub bonus: u32,
     /// A point whose last this many children reached nothing new is barren.
     pub barren_after: u32,
+    /// Most children of one point, bonuses included (the per-mark budget), as a multiple
+    /// of its initial energy.
+    pub children_max_factor: u32,
     /// Most branch points kept with energy; the oldest state points go first.
     pub frontier_max: usize,
     /// Stop after the generation in which the first failure was found.
@@ -70,7 +73,8 @@ impl Default for ExploreConfig {
             energy_state: 2,
             bonus: 4,
             barren_after: 12,
-            frontier_max: 4_096,
+            children_max_factor: 4,
+            frontier_max: 1_024,
             stop_at_first_failure: false,
         }
     }
@@ -158,6 +162,8 @@ struct Point {
     position: usize,
     seed: u64,
     energy: u32,
+    /// The per-mark budget: children in all, bonuses included.
+    children_max: u32,
     barren_streak: u32,
     stats: PointStats,
 }
@@ -216,6 +222,7 @@ pub fn explore<T: Send>(
                     position: mark.position.min(summary.tape.len()),
                     seed: spec.seed,
                     energy,
+                    children_max: energy * config.children_max_factor,
                     barren_streak: 0,
                     stats: PointStats { kind: mark.kind, position: mark.position, children: 0, productive: 0 },
                 });
@@ -224,7 +231,9 @@ pub fn explore<T: Send>(
                 let p = &mut points[parent];
                 if new_marks > 0 {
                     p.stats.productive += 1;
-                    p.energy += config.bonus;
+                    // The bonus, within the per-mark budget.
+                    let left = p.children_max.saturating_sub(p.stats.children + p.energy);
+                    p.energy += config.bonus.min(left);
                     p.barren_streak = 0;
                 } else {
                     p.barren_streak += 1;
@@ -233,13 +242,14 @@ pub fn explore<T: Send>(
                         p.energy = 0;
                     }
                 }
-                if p.energy == 0 {
-                    p.tape = None;
-                }
             }
             visit(spec, &summary, payload);
         }
         stats.generations += 1;
+        // No child of this generation is in flight any more: spent points let go of their tape.
+        for p in points.iter_mut().filter(|p| p.energy == 0) {
+            p.tape = None;
+        }
         trim_frontier(&mut points, config.frontier_max);
         if config.stop_at_first_failure && stats.first_failure.is_some() {
             break;
