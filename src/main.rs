@@ -121,7 +121,8 @@ enum Command {
         /// With --explore: runs of smoke and swarm in which signatures are counted.
         #[arg(long, default_value_t = 10_000)]
         signature_runs: u64,
-        /// With --explore: only benchmarks whose name contains this (maze, dungeon, a mutant).
+        /// With --explore: only benchmarks whose name contains this (maze, dungeon, a
+        /// mutant, or `signatures`).
         #[arg(long)]
         only: Option<String>,
         /// Worker threads (figures are the same for any number).

@@ -3,7 +3,7 @@
 //! Exploration grows the runs that reach something new; "new" is judged on coverage marks
 //! ([`sutra_sim_core::marks`]), and this file supplies the model's share: a coarse hash of
 //! what matters to the ownership protocol right now — per replica: live, paused or dead,
-//! skewed, holding the sweeper lease, how many instances it owns and how many deliveries
+//! holding the sweeper lease, how many instances it owns and how many deliveries
 //! wait in its binding table; then the claims held by no live process (a zombie's), by a
 //! migration, the parked instances, and the workload's progress — each count bucketed to
 //! 0, 1 or "several", so that runs differing only in counts of one situation share a
@@ -33,9 +33,9 @@ impl Mix {
 
 /// The abstract-state signature of the model as `view` shows it now.
 ///
-/// Per replica (in replica order): its node live, paused or dead; skewed or not; whether
-/// it holds the sweeper lease; the instances its process owns (0, 1, 2+) and the
-/// deliveries queued in its binding table (0, 1–3, 4+). Then the instances owned by no
+/// Per replica (as a multiset, in no particular order): its node live, paused or dead;
+/// whether it holds the sweeper lease; the instances its process owns (0, 1, 2+) and
+/// whether deliveries are queued in its binding table. Then the instances owned by no
 /// live process (a zombie's claims), by a migration, parked for a pull worker, and the
 /// progress of the whole workload (none started, under way, all done).
 pub fn signature(view: &ModelView) -> u64 {
@@ -62,32 +62,34 @@ pub fn signature(view: &ModelView) -> u64 {
             }
         }
         if let Some(slots) = &slots {
-            for slot in slots.iter() {
-                let status = match sutra_sim_core::executor::node_status(slot.node) {
-                    NodeStatus::Alive => 0,
-                    NodeStatus::Paused => 1,
-                    NodeStatus::Dead => 2,
-                };
-                let leased = store.lease.is_some_and(|(holder, _)| holder == slot.process);
-                let owned = store
-                    .instances
-                    .iter()
-                    .filter(|r| {
-                        r.owner.is_some_and(|o| !o.is_migration() && process_of(o) == u64::from(slot.process.0))
-                    })
-                    .count();
-                let mut queued = 0;
-                if let Some(surface) = &slot.surface {
-                    surface.bindings.inspect(|t| queued = t.tickets().count());
-                }
-                let queued = match queued {
-                    0 => 0,
-                    1..=3 => 1,
-                    _ => 2,
-                };
-                mix.add(
-                    status | u64::from(slot.skew_ms != 0) << 2 | u64::from(leased) << 3 | few(owned) << 4 | queued << 6,
-                );
+            // Replicas as a multiset: which replica is in a situation matters less than
+            // that one is, so their words are sorted before they are mixed.
+            let mut words: Vec<u64> = slots
+                .iter()
+                .map(|slot| {
+                    let status = match sutra_sim_core::executor::node_status(slot.node) {
+                        NodeStatus::Alive => 0,
+                        NodeStatus::Paused => 1,
+                        NodeStatus::Dead => 2,
+                    };
+                    let leased = store.lease.is_some_and(|(holder, _)| holder == slot.process);
+                    let owned = store
+                        .instances
+                        .iter()
+                        .filter(|r| {
+                            r.owner.is_some_and(|o| !o.is_migration() && process_of(o) == u64::from(slot.process.0))
+                        })
+                        .count();
+                    let mut queued = 0;
+                    if let Some(surface) = &slot.surface {
+                        surface.bindings.inspect(|t| queued = t.tickets().count());
+                    }
+                    status | u64::from(leased) << 2 | few(owned) << 3 | u64::from(queued > 0) << 5
+                })
+                .collect();
+            words.sort_unstable();
+            for w in words {
+                mix.add(w);
             }
         }
         let progress = if started == 0 {

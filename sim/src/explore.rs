@@ -24,8 +24,9 @@
 //!
 //! Each generation keeps a share of fresh runs (seeds `start`, `start + 1`, … like a
 //! sweep), so exploration never does much worse than a sweep on bugs that need no rare
-//! prefix, and points are served deepest-rarest first: first hits of sometimes-properties
-//! before state signatures, newest before oldest.
+//! prefix, and points are served rarest first: the fewest runs hit their mark (as in
+//! FairFuzz's rare branches), then earliest in their run (a child of an early point has
+//! more of its run left to vary), then newest.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -161,6 +162,7 @@ struct Point {
     tape: Option<Arc<Tape>>,
     position: usize,
     seed: u64,
+    slot: u32,
     energy: u32,
     /// The per-mark budget: children in all, bonuses included.
     children_max: u32,
@@ -180,12 +182,14 @@ pub fn explore<T: Send>(
 ) -> ExploreStats {
     assert!(config.generation >= 1 && config.fresh_per_generation >= 1, "a generation runs at least one fresh run");
     let mut seen = vec![0u64; MAP_SLOTS / 64];
+    // Runs that hit each slot: a point is as rare as its slot.
+    let mut hits = vec![0u32; MAP_SLOTS];
     let mut points: Vec<Point> = Vec::new();
     let mut stats = ExploreStats::default();
     let mut next_fresh = config.start;
     while stats.runs < config.runs && !stop() {
         let size = (config.generation as u64).min(config.runs - stats.runs) as usize;
-        let specs = plan(config, size, &mut points, &mut next_fresh, stats.runs);
+        let specs = plan(config, size, &mut points, &hits, &mut next_fresh, stats.runs);
         let results = run_all(&specs, jobs, run);
         for (spec, (summary, payload)) in specs.iter().zip(results) {
             stats.runs += 1;
@@ -198,6 +202,7 @@ pub fn explore<T: Send>(
             let mut tape: Option<Arc<Tape>> = None;
             let mut new_marks = 0;
             for mark in &summary.marks {
+                hits[mark.slot as usize] = hits[mark.slot as usize].saturating_add(1);
                 let (word, bit) = (mark.slot as usize / 64, 1u64 << (mark.slot % 64));
                 if seen[word] & bit != 0 {
                     continue;
@@ -221,6 +226,7 @@ pub fn explore<T: Send>(
                     tape: Some(tape),
                     position: mark.position.min(summary.tape.len()),
                     seed: spec.seed,
+                    slot: mark.slot,
                     energy,
                     children_max: energy * config.children_max_factor,
                     barren_streak: 0,
@@ -260,18 +266,19 @@ pub fn explore<T: Send>(
 }
 
 /// Plans one generation of `size` runs: children of the points with energy, served
-/// sometimes-first and newest-first, and at least `fresh_per_generation` fresh runs.
+/// rarest mark first, earliest, then newest, and at least `fresh_per_generation` fresh runs.
 fn plan(
     config: &ExploreConfig,
     size: usize,
     points: &mut [Point],
+    hits: &[u32],
     next_fresh: &mut u64,
     first_index: u64,
 ) -> Vec<RunSpec> {
     let mut specs = Vec::with_capacity(size);
     let children_max = size.saturating_sub(config.fresh_per_generation.min(size));
     let mut order: Vec<usize> = (0..points.len()).filter(|&i| points[i].energy > 0).collect();
-    order.sort_by_key(|&i| (points[i].stats.kind != MarkKind::Sometimes, std::cmp::Reverse(i)));
+    order.sort_by_key(|&i| (hits[points[i].slot as usize], points[i].position, std::cmp::Reverse(i)));
     'fill: for &i in &order {
         let p = &mut points[i];
         while p.energy > 0 {

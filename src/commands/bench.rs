@@ -156,7 +156,7 @@ pub fn bench_explore(
         }
     }
     let mut signatures = Vec::new();
-    if signature_runs > 0 && only.is_none() {
+    if signature_runs > 0 && wanted("signatures") {
         for name in ["smoke", "swarm"] {
             let scenario = Scenario::built_in(name).map_err(|e| Usage(e.to_string()))?;
             let (sweep, explore) = be::distinct_signatures(&scenario, signature_runs, jobs);
