@@ -148,13 +148,47 @@ fn run_configured(
 ) -> Outcome<ModelEvent> {
     let config = RunConfig {
         entropy: options.entropy.clone(),
-        strategy: options.strategy.unwrap_or_else(|| scenario.strategy()),
+        strategy: strategy_for(scenario, options),
         budgets: scenario.budgets(),
         stall_bound: Some(scenario.run.stall_bound),
         keep_trace: options.keep_trace,
         marks,
     };
     simulate(&config, checkers, |tracer| setup(scenario, options.mutant, tracer))
+}
+
+/// The strategy a run of `scenario` with `options` schedules with: the override or the
+/// scenario's, with a PCT horizon left to `auto` fitted to the scenario's run lengths
+/// ([`fitted_horizon`]).
+pub fn strategy_for(scenario: &Scenario, options: &RunOptions) -> StrategyConfig {
+    options
+        .strategy
+        .unwrap_or_else(|| scenario.strategy())
+        .with_fitted_horizon(|| fitted_horizon(scenario, options.mutant))
+}
+
+/// Calibration runs behind [`fitted_horizon`].
+pub const HORIZON_CALIBRATION_SEEDS: u64 = 4;
+
+/// The PCT horizon fitted to `scenario` (with `mutant`): the most scheduling steps (polls)
+/// of seeds `0..HORIZON_CALIBRATION_SEEDS` under the random walk, judged by no checker
+/// ([`sutra_sim_core::strategy::fit_horizon`], as Coyote and P do). A pure function of
+/// the scenario and the mutant, so a reproducer replays with the same horizon; computed
+/// once per process for each.
+pub fn fitted_horizon(scenario: &Scenario, mutant: Option<Mutant>) -> u32 {
+    type Cache = std::sync::Mutex<std::collections::BTreeMap<(String, Option<&'static str>), u32>>;
+    static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
+    let key = (scenario.to_toml(), mutant.map(|m| m.name()));
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(&h) = cache.lock().expect("no panic while holding the cache").get(&key) {
+        return h;
+    }
+    let h = sutra_sim_core::strategy::fit_horizon((0..HORIZON_CALIBRATION_SEEDS).map(|seed| {
+        let options = RunOptions { strategy: Some(StrategyConfig::Random), ..RunOptions::for_seed(seed, None, mutant) };
+        run_configured(scenario, &options, Vec::new(), false).polls
+    }));
+    cache.lock().expect("no panic while holding the cache").insert(key, h);
+    h
 }
 
 /// Runs `scenario` once with `info`'s mutant on, judged only by the checkers expected to

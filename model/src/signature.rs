@@ -147,9 +147,22 @@ impl Checker<ModelEvent, ModelView> for SignatureProbe {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::scenario::Scenario;
     use crate::RunOptions;
+
+    #[test]
+    fn an_auto_pct_horizon_is_fitted_to_the_scenario_and_the_same_every_time() {
+        use sutra_sim_core::StrategyConfig;
+        let scenario = Scenario::built_in("smoke").expect("smoke is built in");
+        let options = RunOptions { strategy: Some(StrategyConfig::PCT_DEFAULT), ..RunOptions::seeded(1) };
+        let fitted = crate::strategy_for(&scenario, &options);
+        let StrategyConfig::Pct { depth: 3, horizon } = fitted else { panic!("{fitted:?}") };
+        assert!(horizon > 1 && horizon != StrategyConfig::FALLBACK_HORIZON, "{horizon}");
+        assert_eq!(crate::strategy_for(&scenario, &options), fitted);
+        // A run with the auto horizon is the run with the fitted one.
+        let fixed = RunOptions { strategy: Some(fitted), ..RunOptions::seeded(1) };
+        assert_eq!(crate::run(&scenario, &options).fingerprint, crate::run(&scenario, &fixed).fingerprint);
+    }
 
     #[test]
     fn a_run_that_collects_marks_reports_several_signatures_and_the_same_run_without_is_unchanged() {
