@@ -275,14 +275,14 @@ fn plan(
     next_fresh: &mut u64,
     first_index: u64,
 ) -> Vec<RunSpec> {
-    let mut specs = Vec::with_capacity(size);
     let children_max = size.saturating_sub(config.fresh_per_generation.min(size));
+    let mut children = Vec::with_capacity(children_max);
     let mut order: Vec<usize> = (0..points.len()).filter(|&i| points[i].energy > 0).collect();
     order.sort_by_key(|&i| (hits[points[i].slot as usize], points[i].position, std::cmp::Reverse(i)));
     'fill: for &i in &order {
         let p = &mut points[i];
         while p.energy > 0 {
-            if specs.len() >= children_max {
+            if children.len() >= children_max {
                 break 'fill;
             }
             p.energy -= 1;
@@ -290,7 +290,7 @@ fn plan(
             p.stats.children += 1;
             let seed = child_seed(p.seed, p.position, index);
             let tape = p.tape.as_ref().expect("a point with energy keeps its tape");
-            specs.push(RunSpec {
+            children.push(RunSpec {
                 index: 0,
                 seed,
                 entropy: EntropyMode::Branch { prefix: Tape(tape.0[..p.position].to_vec()), seed },
@@ -298,10 +298,14 @@ fn plan(
             });
         }
     }
-    while specs.len() < size {
+    // Fresh runs first: a generation runs at once, and its order only says which find
+    // counts as first; fresh seeds in front keep a sweep's order where the children add nothing.
+    let mut specs = Vec::with_capacity(size);
+    while specs.len() + children.len() < size {
         specs.push(RunSpec { index: 0, seed: *next_fresh, entropy: EntropyMode::Seed(*next_fresh), parent: None });
         *next_fresh = next_fresh.wrapping_add(1);
     }
+    specs.extend(children);
     for (k, spec) in specs.iter_mut().enumerate() {
         spec.index = first_index + k as u64;
     }
