@@ -180,17 +180,22 @@ impl Entropy {
                         *position += 1;
                         0
                     }
-                    Some(seed) => {
-                        // The prefix is spent: from here on the branch is a random run.
-                        self.source = Source::Random { seed, streams: std::array::from_fn(|_| None) };
-                        return self.choose_in(stream, n);
-                    }
+                    Some(seed) => return self.spend_prefix(seed, stream, n),
                 },
             },
         };
         assert!(self.recorded.len() < TAPE_LEN_MAX, "entropy tape exceeded {TAPE_LEN_MAX} draws");
         self.recorded.push(value);
         value
+    }
+
+    /// A branch's prefix is spent: from here on it is a random run of `seed`, and this is its
+    /// first draw. Out of line, so that `choose_in` stays small and not recursive.
+    #[cold]
+    #[inline(never)]
+    fn spend_prefix(&mut self, seed: u64, stream: Stream, n: u32) -> u32 {
+        self.source = Source::Random { seed, streams: std::array::from_fn(|_| None) };
+        self.choose_in(stream, n)
     }
 
     /// True with probability `numerator / denominator`; `false` is the simpler answer (draw 0).

@@ -134,8 +134,9 @@ pub fn chance_in(stream: Stream, numerator: u32, denominator: u32) -> bool {
 }
 
 /// Records mark `id` of `kind` at the current tape position, if the entered run collects
-/// marks; nothing outside a world.
-#[inline]
+/// marks; nothing outside a world. Out of line: the judge calls it on a sometimes-checker's
+/// first hit, a rare path that must not weigh on the loop that judges every event.
+#[inline(never)]
 pub(crate) fn record_mark(id: u64, kind: crate::marks::MarkKind) {
     with_entered(|state| {
         let mut s = state.borrow_mut();
