@@ -30,10 +30,11 @@ pub fn check(
     // The configuration `sutra_sim_model::run_with` builds for these options.
     let config = RunConfig {
         entropy: options.entropy.clone(),
-        strategy: options.strategy.unwrap_or_else(|| scenario.strategy()),
+        strategy: sutra_sim_model::strategy_for(scenario, options),
         budgets: scenario.budgets(),
         stall_bound: Some(scenario.run.stall_bound),
         keep_trace: true,
+        marks: false,
     };
     Ok(sutra_sim_core::check_determinism(
         &config,

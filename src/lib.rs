@@ -13,7 +13,9 @@
 //! simulator or the model. To run it from an ordinary `#[test]`, use [`testing::SimTest`].
 #![deny(missing_docs)]
 
+pub mod bench_explore;
 pub mod determinism;
+pub mod explore;
 pub mod fault_events;
 pub mod files;
 pub mod history;

@@ -20,6 +20,9 @@ enum Command {
     Run(commands::run::RunArgs),
     /// Run many seeds, in parallel, and report.
     Sweep(commands::sweep::SweepArgs),
+    /// Like sweep, but grow the runs that reached a new coverage mark from their tape
+    /// prefix instead of starting every run from zero.
+    Explore(commands::sweep::ExploreArgs),
     /// Replay a reproducer file exactly.
     Replay {
         /// The reproducer.
@@ -123,11 +126,29 @@ enum Command {
         #[arg(short = 'o', long = "output", required = true)]
         output: PathBuf,
     },
-    /// Measure seeds and events per second.
+    /// Measure seeds and events per second; with --explore, runs to a bug by sweep and
+    /// by exploration.
     Bench {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Measure exploration against sweeps instead: the maze, the dungeon, every mutant,
+        /// and distinct state signatures of smoke and swarm.
+        #[arg(long)]
+        explore: bool,
+        /// With --explore: start seeds per benchmark (each figure is their median).
+        #[arg(long, default_value_t = sutra_sim::bench_explore::START_SEEDS)]
+        starts: usize,
+        /// With --explore: runs of smoke and swarm in which signatures are counted.
+        #[arg(long, default_value_t = 10_000)]
+        signature_runs: u64,
+        /// With --explore: only benchmarks whose name contains this (maze, dungeon, a
+        /// mutant, or `signatures`).
+        #[arg(long)]
+        only: Option<String>,
+        /// Worker threads (figures are the same for any number).
+        #[arg(long)]
+        jobs: Option<usize>,
     },
 }
 
@@ -148,6 +169,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => commands::run::run(args),
         Command::Sweep(args) => commands::sweep::sweep_command(args),
+        Command::Explore(args) => commands::sweep::explore_command(args),
         Command::Replay { file, trace, perfetto, history, log, json } => {
             commands::replay::replay(&file, trace, commands::replay::ReplayOutputs { perfetto, history }, log, json)
         }
@@ -181,7 +203,10 @@ fn main() -> ExitCode {
         }
         Command::List { what, json } => commands::list::list(&what, json),
         Command::Merge { reports, output } => commands::merge::merge(&reports, &output),
-        Command::Bench { json } => commands::bench::bench(json),
+        Command::Bench { json, explore: false, .. } => commands::bench::bench(json),
+        Command::Bench { json, explore: true, starts, signature_runs, only, jobs } => {
+            commands::bench::bench_explore(json, starts, signature_runs, only, jobs)
+        }
     };
     match result {
         Ok(code) => code,

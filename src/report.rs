@@ -30,6 +30,11 @@ pub struct Failure {
     pub reproducer: Option<String>,
     /// The one command that replays this failure.
     pub replay: String,
+    /// For a run grown by exploration: its whole tape, since its seed alone does not
+    /// replay it (a child replays its parent's prefix first). Saved into the reproducer;
+    /// not part of the JSON report.
+    #[serde(skip)]
+    pub tape: Option<sutra_sim_core::Tape>,
 }
 
 /// One swept scenario: where it came from and what it was, so that a report says exactly
@@ -117,6 +122,9 @@ pub struct SweepReport {
     pub events_per_second: f64,
     /// True if the sweep stopped before its last seed (time budget or signal).
     pub stopped_early: bool,
+    /// For `explore` (and `sweep --explore`): what the exploration did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exploration: Option<crate::explore::ExplorationReport>,
 }
 
 impl SweepReport {
@@ -288,6 +296,9 @@ impl SweepReport {
                 self.failures_left_out
             ));
         }
+        if let Some(e) = &self.exploration {
+            out.push_str(&e.summary());
+        }
         if !self.unreached.is_empty() {
             out.push_str(&format!("  coverage never reached (a vacuous green): {}\n", self.unreached.join(", ")));
         }
@@ -406,6 +417,7 @@ mod tests {
                     message: "m <&>".into(),
                     reproducer: None,
                     replay: format!("sutra-sim run --scenario smoke --seed {seed}"),
+                    tape: None,
                 })
                 .collect(),
             failures_by_checker: if failing.is_empty() {
@@ -421,6 +433,7 @@ mod tests {
             seeds_per_second: 0.0,
             events_per_second: 0.0,
             stopped_early: false,
+            exploration: None,
         };
         r.finish();
         r

@@ -155,8 +155,10 @@ fn reproducer_of(
         .find(|s| s.name == failure.scenario)
         .expect("a sweep's failures come from its scenarios")
         .clone();
-    let run =
+    let mut run =
         FailingRun::from_seed(scenario, failure.seed, plan.mutant, plan.strategy).with_checkers(plan.checkers.clone());
+    // A run grown by exploration replays from its tape; its seed alone would not.
+    run.tape = failure.tape.clone();
     match shrink {
         Ok(budget) => {
             let limits = Limits { time_budget: budget, ..Limits::default() };
@@ -171,12 +173,13 @@ fn reproducer_of(
 
 /// The failure as the sweep ran it, unshrunk.
 fn recorded(run: &FailingRun, why: &str) -> Reproducer {
-    let outcome = run
-        .run(&run.scenario, EntropyMode::Seed(run.seed), false)
-        .expect("a sweep's checkers resolve its scenarios before the first seed");
+    let entropy = run.tape.clone().map_or(EntropyMode::Seed(run.seed), EntropyMode::Tape);
+    let outcome =
+        run.run(&run.scenario, entropy, false).expect("a sweep's checkers resolve its scenarios before the first seed");
     let note = format!(
-        "{} seed {}{}: found by a sweep of sutra-sim {}; {why}",
+        "{} {} {}{}: found by a sweep of sutra-sim {}; {why}",
         run.scenario.name,
+        if run.tape.is_some() { "explored run of child seed" } else { "seed" },
         run.seed,
         run.mutant.map(|m| format!(" with mutant {}", m.name())).unwrap_or_default(),
         crate::VERSION

@@ -62,6 +62,9 @@ pub struct SeedResult {
     /// If the seed was re-checked for determinism and ran differently the second time:
     /// the first divergence. A failure whatever the verdict says.
     pub divergence: Option<String>,
+    /// For a run grown by exploration (a branch of an earlier run): its whole tape, which
+    /// replays it where its seed alone would not.
+    pub tape: Option<sutra_sim_core::Tape>,
 }
 
 /// The failing "checker" of a seed that ran differently when run again.
@@ -154,7 +157,7 @@ pub fn run_seed(
 
 impl SeedResult {
     /// The result of `seed` from its run's outcome (scenario index 0 until the sweep sets it).
-    fn of(seed: u64, out: sutra_sim_core::Outcome<sutra_sim_model::ModelEvent>) -> SeedResult {
+    pub(crate) fn of(seed: u64, out: sutra_sim_core::Outcome<sutra_sim_model::ModelEvent>) -> SeedResult {
         SeedResult {
             scenario: 0,
             seed,
@@ -163,6 +166,7 @@ impl SeedResult {
             fingerprint: out.fingerprint,
             reached: out.reached,
             divergence: None,
+            tape: None,
         }
     }
 }
@@ -196,7 +200,7 @@ impl SweepTally {
 
     /// Counts `result`; a failure is kept if its checker has fewer than
     /// [`FAILURES_KEPT_PER_CHECKER`] kept so far. Returns whether it was kept.
-    fn add(&mut self, result: SeedResult) -> bool {
+    pub(crate) fn add(&mut self, result: SeedResult) -> bool {
         let kept = self.count(&result);
         if kept {
             self.failing.push(result);
@@ -402,6 +406,7 @@ pub fn report(plan: &SweepPlan, tally: &SweepTally, wall: Duration, stopped_earl
                     message: format!("the seed ran differently when run again: {divergence}"),
                     reproducer: None,
                     replay: plan.replay_command_for(&scenario.name, &scenario.name, r.seed, true),
+                    tape: None,
                 },
                 None => Failure {
                     scenario: scenario.name.clone(),
@@ -411,6 +416,7 @@ pub fn report(plan: &SweepPlan, tally: &SweepTally, wall: Duration, stopped_earl
                     message: r.verdict.message(),
                     reproducer: None,
                     replay: plan.replay_command(scenario, r.seed),
+                    tape: r.tape.clone(),
                 },
             }
         })
@@ -452,6 +458,7 @@ pub fn report(plan: &SweepPlan, tally: &SweepTally, wall: Duration, stopped_earl
         seeds_per_second: 0.0,
         events_per_second: 0.0,
         stopped_early,
+        exploration: None,
     };
     report.finish();
     report

@@ -22,6 +22,7 @@ pub mod ratio;
 pub mod replica;
 pub mod routing;
 pub mod scenario;
+pub mod signature;
 pub mod spec;
 pub mod store;
 pub mod streams;
@@ -137,14 +138,66 @@ pub fn setup(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<ModelE
 
 /// Runs `scenario` once with the given checkers.
 pub fn run_with(scenario: &Scenario, options: &RunOptions, checkers: Vec<ModelChecker>) -> Outcome<ModelEvent> {
+    run_configured(scenario, options, checkers, false)
+}
+
+/// As [`run_with`], collecting coverage marks for exploration: the first hit of each
+/// sometimes-checker and the model's abstract-state signature ([`signature`]) after every
+/// witness event. The run itself — events, verdict, fingerprint, tape — is the same.
+pub fn run_marked(scenario: &Scenario, options: &RunOptions, mut checkers: Vec<ModelChecker>) -> Outcome<ModelEvent> {
+    checkers.push(Box::new(signature::SignatureProbe::new()));
+    run_configured(scenario, options, checkers, true)
+}
+
+fn run_configured(
+    scenario: &Scenario,
+    options: &RunOptions,
+    checkers: Vec<ModelChecker>,
+    marks: bool,
+) -> Outcome<ModelEvent> {
     let config = RunConfig {
         entropy: options.entropy.clone(),
-        strategy: options.strategy.unwrap_or_else(|| scenario.strategy()),
+        strategy: strategy_for(scenario, options),
         budgets: scenario.budgets(),
         stall_bound: Some(scenario.run.stall_bound),
         keep_trace: options.keep_trace,
+        marks,
     };
     simulate(&config, checkers, |tracer| setup(scenario, options.mutant, tracer))
+}
+
+/// The strategy a run of `scenario` with `options` schedules with: the override or the
+/// scenario's, with a PCT horizon left to `auto` fitted to the scenario's run lengths
+/// ([`fitted_horizon`]).
+pub fn strategy_for(scenario: &Scenario, options: &RunOptions) -> StrategyConfig {
+    options
+        .strategy
+        .unwrap_or_else(|| scenario.strategy())
+        .with_fitted_horizon(|| fitted_horizon(scenario, options.mutant))
+}
+
+/// Calibration runs behind [`fitted_horizon`].
+pub const HORIZON_CALIBRATION_SEEDS: u64 = 4;
+
+/// The PCT horizon fitted to `scenario` (with `mutant`): the most scheduling steps (polls)
+/// of seeds `0..HORIZON_CALIBRATION_SEEDS` under the random walk, judged by no checker
+/// ([`sutra_sim_core::strategy::fit_horizon`], as Coyote and P do). A pure function of
+/// the scenario and the mutant, so a reproducer replays with the same horizon; computed
+/// once per process for each.
+pub fn fitted_horizon(scenario: &Scenario, mutant: Option<Mutant>) -> u32 {
+    type Cache = std::sync::Mutex<std::collections::BTreeMap<(String, Option<&'static str>), u32>>;
+    static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
+    let key = (scenario.to_toml(), mutant.map(|m| m.name()));
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(&h) = cache.lock().expect("no panic while holding the cache").get(&key) {
+        return h;
+    }
+    let h = sutra_sim_core::strategy::fit_horizon((0..HORIZON_CALIBRATION_SEEDS).map(|seed| {
+        let options = RunOptions { strategy: Some(StrategyConfig::Random), ..RunOptions::for_seed(seed, None, mutant) };
+        run_configured(scenario, &options, Vec::new(), false).polls
+    }));
+    cache.lock().expect("no panic while holding the cache").insert(key, h);
+    h
 }
 
 /// Runs `scenario` once with `info`'s mutant on, judged only by the checkers expected to
@@ -152,6 +205,15 @@ pub fn run_with(scenario: &Scenario, options: &RunOptions, checkers: Vec<ModelCh
 /// expected one speaks, so "killed by its expected checker" does not depend on checker
 /// order. Of alternatives ("a or b"), those registered run; it is an error if none is.
 pub fn run_for_kill(scenario: &Scenario, seed: u64, info: &mutant::MutantInfo) -> Result<Outcome<ModelEvent>, String> {
+    let mut options = RunOptions::seeded(seed);
+    options.mutant = Some(info.mutant);
+    Ok(run_with(scenario, &options, kill_checkers(info)?))
+}
+
+/// The checkers [`run_for_kill`] judges `info`'s mutant with: those expected to catch it
+/// that are registered (none for a mutant expected to hang). Exploration's kill
+/// benchmarks judge with the same.
+pub fn kill_checkers(info: &mutant::MutantInfo) -> Result<Vec<ModelChecker>, String> {
     static REGISTRY: std::sync::OnceLock<checkers::ModelRegistry> = std::sync::OnceLock::new();
     let registry = REGISTRY.get_or_init(checkers::registry);
     let expected: Vec<&str> = info.expected_checkers().collect();
@@ -160,10 +222,11 @@ pub fn run_for_kill(scenario: &Scenario, seed: u64, info: &mutant::MutantInfo) -
         return Err(format!("mutant {} expects checker(s) not registered: {}", info.name, expected.join(" or ")));
     }
     // An empty list builds every checker; a mutant expected to hang needs none.
-    let built = if names.is_empty() { Vec::new() } else { registry.build(&names).map_err(|e| e.to_string())? };
-    let mut options = RunOptions::seeded(seed);
-    options.mutant = Some(info.mutant);
-    Ok(run_with(scenario, &options, built))
+    if names.is_empty() {
+        Ok(Vec::new())
+    } else {
+        registry.build(&names).map_err(|e| e.to_string())
+    }
 }
 
 /// Runs `scenario` once as variant `info` runs it ([`variant::VariantInfo::apply`]): an

@@ -170,6 +170,13 @@ impl ModelView {
         Rc::downgrade(&self.store)
     }
 
+    /// The store's rows and the replicas, read-only, for the abstract-state signature
+    /// ([`crate::signature`]); the cluster is `None` in hand-made views or once the world is gone.
+    pub(crate) fn with_parts<R>(&self, f: impl FnOnce(&StoreState, Option<&Cluster>) -> R) -> R {
+        let cluster = self.cluster.as_ref().and_then(|c| c.upgrade());
+        f(&self.store.borrow(), cluster.as_deref())
+    }
+
     /// The scenario being run.
     pub fn scenario(&self) -> &Scenario {
         &self.config.scenario

@@ -42,7 +42,7 @@ impl Stream {
 pub const TAPE_LEN_MAX: usize = 1 << 26;
 
 /// A recorded sequence of draws: the complete nondeterminism of one run.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Tape(pub Vec<u32>);
 
 impl Tape {
@@ -111,6 +111,9 @@ enum Source {
     Replay {
         input: Vec<u32>,
         position: usize,
+        /// For a branch: past the end of `input`, draw afresh from ChaCha8 of this seed
+        /// instead of answering 0.
+        then: Option<u64>,
     },
 }
 
@@ -129,7 +132,15 @@ impl Entropy {
 
     /// Reads draws from `tape`; past its end every draw is 0.
     pub fn replay(tape: Tape) -> Entropy {
-        Entropy { source: Source::Replay { input: tape.0, position: 0 }, recorded: Vec::new() }
+        Entropy { source: Source::Replay { input: tape.0, position: 0, then: None }, recorded: Vec::new() }
+    }
+
+    /// Reads draws from `prefix`, then draws afresh from ChaCha8 seeded with `seed`: a
+    /// branch of the run that recorded `prefix`, which rebuilds that run's world up to the
+    /// prefix's end and continues it with new entropy. The recorded tape is the prefix
+    /// followed by the new draws, an ordinary tape that replays the branch alone.
+    pub fn branch(prefix: Tape, seed: u64) -> Entropy {
+        Entropy { source: Source::Replay { input: prefix.0, position: 0, then: Some(seed) }, recorded: Vec::new() }
     }
 
     /// A value in `[0, n)` from the default model stream. `n` must be at least 1.
@@ -159,15 +170,32 @@ impl Entropy {
                 // Multiply-shift: uniform enough for testing and branch-free.
                 ((u64::from(rng.next_u32()) * u64::from(n)) >> 32) as u32
             }
-            Source::Replay { input, position } => {
-                let raw = input.get(*position).copied().unwrap_or(0);
-                *position += 1;
-                raw % n
-            }
+            Source::Replay { input, position, then } => match input.get(*position) {
+                Some(&raw) => {
+                    *position += 1;
+                    raw % n
+                }
+                None => match *then {
+                    None => {
+                        *position += 1;
+                        0
+                    }
+                    Some(seed) => return self.spend_prefix(seed, stream, n),
+                },
+            },
         };
         assert!(self.recorded.len() < TAPE_LEN_MAX, "entropy tape exceeded {TAPE_LEN_MAX} draws");
         self.recorded.push(value);
         value
+    }
+
+    /// A branch's prefix is spent: from here on it is a random run of `seed`, and this is its
+    /// first draw. Out of line, so that `choose_in` stays small and not recursive.
+    #[cold]
+    #[inline(never)]
+    fn spend_prefix(&mut self, seed: u64, stream: Stream, n: u32) -> u32 {
+        self.source = Source::Random { seed, streams: std::array::from_fn(|_| None) };
+        self.choose_in(stream, n)
     }
 
     /// True with probability `numerator / denominator`; `false` is the simpler answer (draw 0).
@@ -203,7 +231,7 @@ impl Entropy {
     /// For a replay: how many tape entries were read, and whether reading went past the end.
     pub fn replay_position(&self) -> Option<(usize, usize)> {
         match &self.source {
-            Source::Replay { input, position } => Some((*position, input.len())),
+            Source::Replay { input, position, .. } => Some((*position, input.len())),
             Source::Random { .. } => None,
         }
     }
@@ -267,6 +295,20 @@ mod tests {
         let xs: Vec<u32> = (0..20).map(|_| a.choose_in(Stream::MODEL, 1000)).collect();
         let ys: Vec<u32> = (0..20).map(|_| b.choose_in(Stream::MODEL, 1000)).collect();
         assert_eq!(xs, ys);
+    }
+
+    #[test]
+    fn a_branch_replays_its_prefix_then_draws_from_its_own_seed() {
+        let mut parent = Entropy::random(3);
+        let drawn = draw_many(&mut parent);
+        let prefix = Tape(parent.tape().0[..50].to_vec());
+        let mut child = Entropy::branch(prefix.clone(), 77);
+        let branched = draw_many(&mut child);
+        assert_eq!(branched[..50], drawn[..50]);
+        assert_ne!(branched[50..], drawn[50..]);
+        // The same branch twice is the same run, and its tape replays it alone.
+        assert_eq!(draw_many(&mut Entropy::branch(prefix, 77)), branched);
+        assert_eq!(draw_many(&mut Entropy::replay(child.tape())), branched);
     }
 
     #[test]

@@ -110,6 +110,11 @@ impl<K: EventKind, V> Judge<K, V> {
                     Check::Reached => {
                         assert!(self.kinds[i] == CheckerKind::Sometimes, "only sometimes-checkers reach");
                         self.reached[i] = true;
+                        // A coverage mark at the current tape position, if the run collects them.
+                        crate::executor::record_mark(
+                            crate::marks::name_id(checker.name()),
+                            crate::marks::MarkKind::Sometimes,
+                        );
                         // Reached once is enough: it listens to nothing any more.
                         for t in 0..TAGS {
                             self.listening[t * self.words + word] &= !(1u64 << (i % 64));

@@ -27,6 +27,14 @@ pub enum EntropyMode {
     Seed(u64),
     /// A recorded tape, replayed; past its end every draw is 0.
     Tape(Tape),
+    /// A branch: the prefix replayed, then fresh draws from ChaCha8 seeded with `seed`
+    /// ([`Entropy::branch`]). The run's tape replays it alone.
+    Branch {
+        /// The parent's tape up to the branch point.
+        prefix: Tape,
+        /// The child's seed.
+        seed: u64,
+    },
 }
 
 /// The limits of one run. Every run has all three.
@@ -59,6 +67,8 @@ pub struct RunConfig {
     pub stall_bound: Option<Duration>,
     /// Keep every event in [`Outcome::trace`] (replay, stories, timelines).
     pub keep_trace: bool,
+    /// Collect coverage marks in [`Outcome::marks`] (exploration).
+    pub marks: bool,
 }
 
 impl RunConfig {
@@ -70,6 +80,7 @@ impl RunConfig {
             budgets: Budgets::default(),
             stall_bound: None,
             keep_trace: false,
+            marks: false,
         }
     }
 }
@@ -99,6 +110,8 @@ pub struct Outcome<K> {
     pub failing_event: Option<u64>,
     /// The name of every node of the run, indexed by [`NodeId`](crate::node::NodeId) (for stories and timelines).
     pub node_names: Vec<String>,
+    /// The coverage marks reached, first hits in order, if `marks` was set.
+    pub marks: Vec<crate::marks::Mark>,
 }
 
 /// Runs one simulation. `setup` runs inside the simulated world: it creates nodes, spawns
@@ -116,8 +129,12 @@ where
     let entropy = match &config.entropy {
         EntropyMode::Seed(seed) => Entropy::random(*seed),
         EntropyMode::Tape(tape) => Entropy::replay(tape.clone()),
+        EntropyMode::Branch { prefix, seed } => Entropy::branch(prefix.clone(), *seed),
     };
     let executor = Executor::new(entropy, config.strategy);
+    if config.marks {
+        executor.collect_marks();
+    }
     let guard = executor.enter();
     let tracer: Tracer<K> = Tracer::new();
     let mut judge = Judge::new(checkers, config.keep_trace);
@@ -144,6 +161,7 @@ where
         reached: judge.reached(),
         failing_event: judge.failing_event,
         node_names: crate::executor::node_names().iter().map(|n| n.to_string()).collect(),
+        marks: executor.take_marks(),
     };
     // A crash may leave tasks behind; drop them while the world is still entered, so a
     // future's destructor that touches the world finds it.

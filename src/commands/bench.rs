@@ -111,3 +111,80 @@ pub fn bench(json: bool) -> Outcome {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `bench --explore`: runs to reach each bug by a plain sweep and by exploration (medians
+/// over `starts` start seeds), and distinct state signatures in `signature_runs` runs of
+/// smoke and swarm.
+pub fn bench_explore(
+    json: bool,
+    starts: usize,
+    signature_runs: u64,
+    only: Option<String>,
+    jobs: Option<usize>,
+) -> Outcome {
+    use sutra_sim::bench_explore as be;
+    if cfg!(debug_assertions) {
+        eprintln!("warning: this is a debug build; benchmark figures mean something only with --release");
+    }
+    if starts == 0 {
+        return Err(Usage("--starts must be at least 1".into()));
+    }
+    let jobs = jobs.unwrap_or_else(super::sweep::default_jobs).max(1);
+    let wanted = |name: &str| only.as_deref().is_none_or(|o| name.contains(o));
+    let mut benchmarks = Vec::new();
+    for puzzle in sutra_sim_core::puzzles::Puzzle::ALL {
+        if wanted(puzzle.name()) {
+            benchmarks.push(be::puzzle_benchmark(puzzle, starts, jobs));
+            if !json {
+                print_benchmark(benchmarks.last().expect("just pushed"));
+            }
+        }
+    }
+    for info in sutra_sim_model::mutant::MUTANTS.iter().filter(|m| wanted(m.name)) {
+        match be::mutant_benchmark(info, starts, jobs) {
+            Some(b) => {
+                if !json {
+                    print_benchmark(&b);
+                }
+                benchmarks.push(b);
+            }
+            None => eprintln!(
+                "{}: no built-in scenario kills it within {} seeds; left out",
+                info.name,
+                be::SCENARIO_PROBE_SEEDS
+            ),
+        }
+    }
+    let mut signatures = Vec::new();
+    if signature_runs > 0 && wanted("signatures") {
+        for name in ["smoke", "swarm"] {
+            let scenario = Scenario::built_in(name).map_err(|e| Usage(e.to_string()))?;
+            let (sweep, explore) = be::distinct_signatures(&scenario, signature_runs, jobs);
+            if !json {
+                println!(
+                    "{name:<14} distinct state signatures in {signature_runs} runs: sweep {sweep}, explore {explore} ({:.2}x)",
+                    explore as f64 / sweep.max(1) as f64
+                );
+            }
+            signatures.push(json!({"scenario": name, "runs": signature_runs, "sweep": sweep, "explore": explore}));
+        }
+    }
+    if json {
+        println!("{}", json!({"benchmarks": benchmarks, "signatures": signatures}));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_benchmark(b: &sutra_sim::bench_explore::Benchmark) {
+    let figure = |x: Option<f64>| x.map_or("not found".to_string(), |r| format!("{r:.0}"));
+    println!(
+        "{:<32} {:<8} sweep {:>9} runs, explore {:>9} runs (medians of {}){}{}",
+        b.name,
+        b.kind,
+        figure(b.sweep_runs_median),
+        figure(b.explore_runs_median),
+        b.start_seeds,
+        b.brute_force_runs.map(|r| format!(", brute force {r:.0}")).unwrap_or_default(),
+        b.scenario.as_ref().map(|s| format!(", in {s}")).unwrap_or_default(),
+    );
+}

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use sutra_sim::explore;
 use sutra_sim::files::check_directory_writable;
 use sutra_sim::plugin::CheckerSet;
 use sutra_sim::save_failures::{save_failures, SaveFailures};
@@ -76,6 +77,28 @@ pub struct SweepArgs {
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Explore instead of sweeping independent seeds: grow the runs that reached a new
+    /// coverage mark from their tape prefix (`--count` is then the run budget per
+    /// scenario, `--start` the first fresh seed). Same report, plus what the exploration did.
+    #[arg(long)]
+    pub explore: bool,
+}
+
+/// The arguments of `sutra-sim explore`: `sweep --explore` with `--runs` for the budget.
+#[derive(clap::Args)]
+pub struct ExploreArgs {
+    /// Runs per scenario: fresh seeds and branches of earlier runs together.
+    #[arg(long)]
+    pub runs: u64,
+    #[command(flatten)]
+    pub sweep: SweepArgs,
+}
+
+/// `sutra-sim explore`.
+pub fn explore_command(mut a: ExploreArgs) -> Outcome {
+    a.sweep.count = a.runs;
+    a.sweep.explore = true;
+    sweep_command(a.sweep)
 }
 
 pub fn parse_shard(text: &str) -> Result<(u64, u64), Usage> {
@@ -120,6 +143,14 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
         .transpose()
         .map_err(|e| Usage(format!("--check-determinism: {e}")))?
         .unwrap_or(0);
+    if a.explore && shard.is_some() {
+        return Err(Usage(
+            "--shard splits a range of seeds; an exploration is one search (give each job its own --start)".into(),
+        ));
+    }
+    if a.explore && recheck_ppm > 0 {
+        return Err(Usage("--check-determinism re-runs seeds of a plain sweep; not with --explore".into()));
+    }
     // Every output is checked before the first seed: a bad path found at the end would
     // throw the whole sweep away.
     check_outputs(&[("--report", a.report.as_ref()), ("--junit", a.junit.as_ref())])?;
@@ -142,12 +173,19 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
     signals::install();
     let stop = &signals::STOP;
     let started = Instant::now();
-    let (tally, early) = sweep::run_checked(&plan, recheck_ppm, stop, &|done, failing| {
+    let progress = |done, failing| {
         if let Some(bar) = &bar {
             bar.set_position(done);
             bar.set_message(format!("{failing} failing"));
         }
-    });
+    };
+    let (tally, early, exploration) = if a.explore {
+        let (tally, exploration, early) = explore::run(&plan, &explore::config_for(&plan), stop, &progress);
+        (tally, early, Some(exploration))
+    } else {
+        let (tally, early) = sweep::run_checked(&plan, recheck_ppm, stop, &progress);
+        (tally, early, None)
+    };
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
@@ -161,6 +199,14 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
         for failure in &mut report.failures {
             let determinism = failure.checker == sweep::DETERMINISM;
             failure.replay = plan.replay_command_for(file, &failure.scenario, failure.seed, determinism);
+        }
+    }
+    if let Some(exploration) = exploration {
+        report.exploration = Some(exploration);
+        // A grown run has no seed that replays it alone: until its reproducer is saved,
+        // the way back to it is the exploration itself.
+        for failure in report.failures.iter_mut().filter(|f| f.tape.is_some()) {
+            failure.replay = explore::rerun_command(&plan, &a.scenario);
         }
     }
     if report.seeds_run == 0 && signals::interrupted_exit_code().is_none() {

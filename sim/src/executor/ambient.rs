@@ -133,6 +133,26 @@ pub fn chance_in(stream: Stream, numerator: u32, denominator: u32) -> bool {
     with_state(|s| s.entropy.chance_in(stream, numerator, denominator))
 }
 
+/// Records mark `id` of `kind` at the current tape position, if the entered run collects
+/// marks; nothing outside a world. Out of line: the judge calls it on a sometimes-checker's
+/// first hit, a rare path that must not weigh on the loop that judges every event.
+#[inline(never)]
+pub(crate) fn record_mark(id: u64, kind: crate::marks::MarkKind) {
+    with_entered(|state| {
+        let mut s = state.borrow_mut();
+        let position = s.entropy.draws();
+        if let Some(log) = s.marks.as_mut() {
+            log.hit(id, kind, position);
+        }
+    });
+}
+
+/// True if a world is entered and its run collects marks.
+#[inline]
+pub(crate) fn marking() -> bool {
+    with_entered(|state| state.borrow().marks.is_some()).unwrap_or(false)
+}
+
 /// The task being polled, if any.
 pub fn current_task() -> Option<TaskId> {
     with_state(|s| s.current)

@@ -35,11 +35,11 @@ mod state;
 mod tasks;
 mod wakers;
 
-pub(crate) use ambient::peek_stamp;
 pub use ambient::{
     chance_in, choose, choose_in, current_node, current_task, elapse, finish, in_simulation, local_now, node_now, now,
     sleep, sleep_until, spawn, spawn_daemon_on, spawn_on, stamp, yield_now, EnterGuard, Sleep, YieldNow, LOG_TARGET,
 };
+pub(crate) use ambient::{marking, peek_stamp, record_mark};
 pub use lanes::LANES_MAX;
 pub(crate) use lanes::{current_lane, lane_name, leak_marker, register_lane, set_turn, set_waiting_on_lane};
 pub use nodes::{

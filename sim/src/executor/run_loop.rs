@@ -126,6 +126,16 @@ impl Executor {
         self.state.borrow_mut().entropy.take_tape()
     }
 
+    /// Starts collecting coverage marks ([`crate::marks`]); off by default.
+    pub fn collect_marks(&self) {
+        self.state.borrow_mut().marks = Some(Box::new(crate::marks::MarkLog::new()));
+    }
+
+    /// The marks collected so far, moved out (empty unless [`Executor::collect_marks`]).
+    pub fn take_marks(&self) -> Vec<crate::marks::Mark> {
+        self.state.borrow_mut().marks.as_mut().map(|log| std::mem::take(&mut log.marks)).unwrap_or_default()
+    }
+
     /// For a replayed run: (tape entries read, tape length).
     pub fn replay_position(&self) -> Option<(usize, usize)> {
         self.state.borrow().entropy.replay_position()

@@ -84,6 +84,8 @@ pub(super) struct State {
     pub(super) hang: Option<(String, Vec<String>)>,
     /// Set by [`finish`](super::finish): end the run now, as finished.
     pub(super) finished: bool,
+    /// The run's coverage marks, if it collects them (exploration); `None` costs nothing.
+    pub(super) marks: Option<Box<crate::marks::MarkLog>>,
 }
 
 impl State {
@@ -116,6 +118,7 @@ impl State {
             held_lanes: Vec::new(),
             hang: None,
             finished: false,
+            marks: None,
         }
     }
 }

@@ -34,14 +34,43 @@ pub enum StrategyConfig {
     Pct {
         /// The bug depth targeted (d ≥ 1).
         depth: u32,
-        /// Expected number of scheduling steps, where change points are drawn.
+        /// Expected number of scheduling steps, where change points are drawn;
+        /// [`StrategyConfig::AUTO_HORIZON`] (0) asks for a horizon fitted to the program's
+        /// observed run lengths ([`fit_horizon`]) by whoever runs it, and falls back to
+        /// [`StrategyConfig::FALLBACK_HORIZON`] where no one did.
         horizon: u32,
     },
 }
 
+/// The PCT horizon for a program whose runs took `steps` scheduling steps each (a few
+/// calibration runs): the longest, as Coyote and P do. Change points drawn over a horizon
+/// much longer than the program mostly fall after its end, and the 1/(n·k^(d−1)) guarantee
+/// of Burckhardt et al. is lost; drawn over the program's own length, it holds.
+pub fn fit_horizon(steps: impl IntoIterator<Item = u64>) -> u32 {
+    steps.into_iter().max().unwrap_or(0).clamp(1, u64::from(u32::MAX)) as u32
+}
+
 impl StrategyConfig {
-    /// PCT with the defaults used when only the name `pct` is given.
-    pub const PCT_DEFAULT: StrategyConfig = StrategyConfig::Pct { depth: 3, horizon: 2_000 };
+    /// A PCT horizon to be fitted to the program's run lengths ([`fit_horizon`]).
+    pub const AUTO_HORIZON: u32 = 0;
+
+    /// The horizon of an unfitted `AUTO_HORIZON` (the fixed horizon of earlier versions).
+    pub const FALLBACK_HORIZON: u32 = 2_000;
+
+    /// PCT with the defaults used when only the name `pct` is given: depth 3, the horizon
+    /// fitted to the program.
+    pub const PCT_DEFAULT: StrategyConfig = StrategyConfig::Pct { depth: 3, horizon: Self::AUTO_HORIZON };
+
+    /// This strategy with a fitted horizon in place of [`StrategyConfig::AUTO_HORIZON`]:
+    /// `fit` is asked only if one is needed.
+    pub fn with_fitted_horizon(self, fit: impl FnOnce() -> u32) -> StrategyConfig {
+        match self {
+            StrategyConfig::Pct { depth, horizon: Self::AUTO_HORIZON } => {
+                StrategyConfig::Pct { depth, horizon: fit().max(1) }
+            }
+            other => other,
+        }
+    }
 
     /// Parses `random`, `pct`, or `pct:D` / `pct:D:H`.
     pub fn parse(text: &str) -> Result<StrategyConfig, String> {
@@ -55,15 +84,19 @@ impl StrategyConfig {
                     None => d0,
                 };
                 let horizon = match horizon {
-                    Some(h) => h.parse().map_err(|_| format!("pct horizon {h:?} is not a number"))?,
-                    None => h0,
+                    Some("auto") | None => h0,
+                    Some(h) => match h.parse() {
+                        Ok(0) => return Err("pct horizon must be at least 1 (or auto)".into()),
+                        Ok(h) => h,
+                        Err(_) => return Err(format!("pct horizon {h:?} is not a number")),
+                    },
                 };
-                if depth == 0 || horizon == 0 {
-                    return Err("pct depth and horizon must be at least 1".into());
+                if depth == 0 {
+                    return Err("pct depth must be at least 1".into());
                 }
                 Ok(StrategyConfig::Pct { depth, horizon })
             }
-            _ => Err(format!("unknown strategy {text:?}; known: random, pct, pct:DEPTH, pct:DEPTH:HORIZON")),
+            _ => Err(format!("unknown strategy {text:?}; known: random, pct, pct:DEPTH, pct:DEPTH:HORIZON|auto")),
         }
     }
 
@@ -71,6 +104,7 @@ impl StrategyConfig {
     pub fn label(&self) -> String {
         match self {
             StrategyConfig::Random => "random".into(),
+            StrategyConfig::Pct { depth, horizon: Self::AUTO_HORIZON } => format!("pct:{depth}:auto"),
             StrategyConfig::Pct { depth, horizon } => format!("pct:{depth}:{horizon}"),
         }
     }
@@ -79,7 +113,10 @@ impl StrategyConfig {
     pub fn scheduler(&self, entropy: &mut Entropy) -> Scheduler {
         match *self {
             StrategyConfig::Random => Scheduler::Random(RandomWalk),
-            StrategyConfig::Pct { depth, horizon } => Scheduler::Pct(Pct::new(depth, horizon, entropy)),
+            StrategyConfig::Pct { depth, horizon } => {
+                let horizon = if horizon == Self::AUTO_HORIZON { Self::FALLBACK_HORIZON } else { horizon };
+                Scheduler::Pct(Pct::new(depth, horizon, entropy))
+            }
         }
     }
 }

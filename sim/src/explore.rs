@@ -1,0 +1,353 @@
+//! Exploration: grow the runs that reached something rare, instead of starting every run
+//! from zero.
+//!
+//! A plain sweep pays the product of the probabilities of the rare events a deep bug
+//! needs. Here a run that reaches a coverage mark no earlier run reached ([`crate::marks`])
+//! becomes a **branch point**: its children replay its tape up to the mark's position —
+//! which rebuilds the very same world on any machine, no process forking — and continue
+//! with fresh entropy from a child seed derived from the parent's seed, the branch
+//! position and the child's index ([`child_seed`]). A child's tape is an ordinary tape:
+//! whatever it finds shrinks and replays like any other run.
+//!
+//! **Energy.** Each branch point gets a budget of children when it is made
+//! ([`ExploreConfig::energy_sometimes`] for the first hit of a sometimes-property,
+//! [`ExploreConfig::energy_state`] for a new state signature). A child that reaches a new
+//! mark earns its parent [`ExploreConfig::bonus`] more; a point whose last
+//! [`ExploreConfig::barren_after`] children found nothing new is barren, and its remaining
+//! energy goes back to the fresh runs. The global budget is the number of runs.
+//!
+//! **Generations.** The frontier is processed in generations of a fixed size
+//! ([`ExploreConfig::generation`]): a generation's runs are planned from the state after
+//! the previous one, run on any number of threads, and folded back in plan order. So the
+//! runs, their order and every figure are the same for any `jobs`, and the whole is
+//! deterministic for a start seed.
+//!
+//! Each generation keeps a share of fresh runs (seeds `start`, `start + 1`, … like a
+//! sweep), so exploration never does much worse than a sweep on bugs that need no rare
+//! prefix, and points are served rarest first: the fewest runs hit their mark (as in
+//! FairFuzz's rare branches), then earliest in their run (a child of an early point has
+//! more of its run left to vary), then newest.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::entropy::Tape;
+use crate::marks::{Mark, MarkKind, MAP_SLOTS};
+use crate::run::EntropyMode;
+
+/// How to explore.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExploreConfig {
+    /// Most runs in all (the global energy).
+    pub runs: u64,
+    /// The first fresh run's seed; fresh runs take `start`, `start + 1`, …
+    pub start: u64,
+    /// Runs per generation. Fixed, whatever the number of threads.
+    pub generation: usize,
+    /// Fresh runs per generation while some branch point has energy left (at least 1).
+    pub fresh_per_generation: usize,
+    /// Children granted to the first hit of a sometimes-property.
+    pub energy_sometimes: u32,
+    /// Children granted to a new state signature.
+    pub energy_state: u32,
+    /// Children a point earns for each child that reached a new mark.
+    pub bonus: u32,
+    /// A point whose last this many children reached nothing new is barren.
+    pub barren_after: u32,
+    /// Most children of one point, bonuses included (the per-mark budget), as a multiple
+    /// of its initial energy.
+    pub children_max_factor: u32,
+    /// Most branch points kept with energy; the oldest state points go first.
+    pub frontier_max: usize,
+    /// Stop after the generation in which the first failure was found.
+    pub stop_at_first_failure: bool,
+}
+
+impl Default for ExploreConfig {
+    fn default() -> Self {
+        ExploreConfig {
+            runs: 1_000,
+            start: 0,
+            generation: 8,
+            fresh_per_generation: 4,
+            energy_sometimes: 16,
+            energy_state: 2,
+            bonus: 4,
+            barren_after: 12,
+            children_max_factor: 4,
+            frontier_max: 1_024,
+            stop_at_first_failure: false,
+        }
+    }
+}
+
+/// One planned run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunSpec {
+    /// Its place in the exploration's order, from 0.
+    pub index: u64,
+    /// Its seed: a fresh run's seed, or the child seed drawn after the prefix.
+    pub seed: u64,
+    /// Where its entropy comes from: a seed, or a branch of an earlier run.
+    pub entropy: EntropyMode,
+    /// The branch point it grows from, if it is a child (an index into the points).
+    pub parent: Option<usize>,
+}
+
+/// What the explorer needs to know of a run.
+#[derive(Clone, Debug, Default)]
+pub struct RunSummary {
+    /// The marks it reached, first hits in order.
+    pub marks: Vec<Mark>,
+    /// Its whole tape (the prefix of a branch point is cut from it).
+    pub tape: Tape,
+    /// True if it failed (a violation, hang, budget overrun or crash).
+    pub failed: bool,
+}
+
+/// A branch point, as reported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PointStats {
+    /// What reached it first.
+    pub kind: MarkKind,
+    /// Its tape position.
+    pub position: usize,
+    /// Children run from it.
+    pub children: u32,
+    /// Children that reached a new mark.
+    pub productive: u32,
+}
+
+/// What an exploration did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExploreStats {
+    /// Runs made.
+    pub runs: u64,
+    /// Of which fresh (seeded) runs.
+    pub fresh_runs: u64,
+    /// Generations processed.
+    pub generations: u64,
+    /// Distinct bitmap slots reached by any run.
+    pub marks_reached: u64,
+    /// Of which first hits of sometimes-properties.
+    pub sometimes_reached: u64,
+    /// Every branch point, in the order made.
+    pub points: Vec<PointStats>,
+    /// The 1-based place of the first failing run in exploration order, if any failed.
+    pub first_failure: Option<u64>,
+}
+
+impl ExploreStats {
+    /// Branch points with at least one child.
+    pub fn branched_points(&self) -> usize {
+        self.points.iter().filter(|p| p.children > 0).count()
+    }
+}
+
+/// The seed of child `index` of the run of seed `parent` branched at tape `position`.
+pub fn child_seed(parent: u64, position: usize, index: u32) -> u64 {
+    let mut x = parent ^ (position as u64).rotate_left(32) ^ u64::from(index).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    for _ in 0..2 {
+        x ^= x >> 30;
+        x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x ^= x >> 27;
+        x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^= x >> 31;
+    }
+    x
+}
+
+struct Point {
+    /// The parent's tape, shared by its points; dropped when the point is spent.
+    tape: Option<Arc<Tape>>,
+    position: usize,
+    seed: u64,
+    slot: u32,
+    energy: u32,
+    /// The per-mark budget: children in all, bonuses included.
+    children_max: u32,
+    barren_streak: u32,
+    stats: PointStats,
+}
+
+/// Explores: plans runs generation by generation, runs each generation's runs with
+/// `run` on `jobs` threads, and hands every run's payload to `visit` in exploration order.
+/// `stop` is asked between generations. Deterministic for a config, whatever `jobs`.
+pub fn explore<T: Send>(
+    config: &ExploreConfig,
+    jobs: usize,
+    run: &(dyn Fn(&RunSpec) -> (RunSummary, T) + Sync),
+    visit: &mut dyn FnMut(&RunSpec, &RunSummary, T),
+    stop: &dyn Fn() -> bool,
+) -> ExploreStats {
+    assert!(config.generation >= 1 && config.fresh_per_generation >= 1, "a generation runs at least one fresh run");
+    let mut seen = vec![0u64; MAP_SLOTS / 64];
+    // Runs that hit each slot: a point is as rare as its slot.
+    let mut hits = vec![0u32; MAP_SLOTS];
+    let mut points: Vec<Point> = Vec::new();
+    let mut stats = ExploreStats::default();
+    let mut next_fresh = config.start;
+    while stats.runs < config.runs && !stop() {
+        let size = (config.generation as u64).min(config.runs - stats.runs) as usize;
+        let specs = plan(config, size, &mut points, &hits, &mut next_fresh, stats.runs);
+        let results = run_all(&specs, jobs, run);
+        for (spec, (summary, payload)) in specs.iter().zip(results) {
+            stats.runs += 1;
+            if spec.parent.is_none() {
+                stats.fresh_runs += 1;
+            }
+            if summary.failed && stats.first_failure.is_none() {
+                stats.first_failure = Some(spec.index + 1);
+            }
+            let mut tape: Option<Arc<Tape>> = None;
+            let mut new_marks = 0;
+            for mark in &summary.marks {
+                hits[mark.slot as usize] = hits[mark.slot as usize].saturating_add(1);
+                let (word, bit) = (mark.slot as usize / 64, 1u64 << (mark.slot % 64));
+                if seen[word] & bit != 0 {
+                    continue;
+                }
+                seen[word] |= bit;
+                new_marks += 1;
+                stats.marks_reached += 1;
+                if mark.kind == MarkKind::Sometimes {
+                    stats.sometimes_reached += 1;
+                }
+                // A failing run is not grown: its find is already in.
+                if summary.failed {
+                    continue;
+                }
+                let tape = tape.get_or_insert_with(|| Arc::new(summary.tape.clone())).clone();
+                let energy = match mark.kind {
+                    MarkKind::Sometimes => config.energy_sometimes,
+                    MarkKind::State => config.energy_state,
+                };
+                points.push(Point {
+                    tape: Some(tape),
+                    position: mark.position.min(summary.tape.len()),
+                    seed: spec.seed,
+                    slot: mark.slot,
+                    energy,
+                    children_max: energy * config.children_max_factor,
+                    barren_streak: 0,
+                    stats: PointStats { kind: mark.kind, position: mark.position, children: 0, productive: 0 },
+                });
+            }
+            if let Some(parent) = spec.parent {
+                let p = &mut points[parent];
+                if new_marks > 0 {
+                    p.stats.productive += 1;
+                    // The bonus, within the per-mark budget.
+                    let left = p.children_max.saturating_sub(p.stats.children + p.energy);
+                    p.energy += config.bonus.min(left);
+                    p.barren_streak = 0;
+                } else {
+                    p.barren_streak += 1;
+                    if p.barren_streak >= config.barren_after {
+                        // Barren: what it had left goes back to the fresh runs.
+                        p.energy = 0;
+                    }
+                }
+            }
+            visit(spec, &summary, payload);
+        }
+        stats.generations += 1;
+        // No child of this generation is in flight any more: spent points let go of their tape.
+        for p in points.iter_mut().filter(|p| p.energy == 0) {
+            p.tape = None;
+        }
+        trim_frontier(&mut points, config.frontier_max);
+        if config.stop_at_first_failure && stats.first_failure.is_some() {
+            break;
+        }
+    }
+    stats.points = points.into_iter().map(|p| p.stats).collect();
+    stats
+}
+
+/// Plans one generation of `size` runs: children of the points with energy, served
+/// rarest mark first, earliest, then newest, and at least `fresh_per_generation` fresh runs.
+fn plan(
+    config: &ExploreConfig,
+    size: usize,
+    points: &mut [Point],
+    hits: &[u32],
+    next_fresh: &mut u64,
+    first_index: u64,
+) -> Vec<RunSpec> {
+    let children_max = size.saturating_sub(config.fresh_per_generation.min(size));
+    let mut children = Vec::with_capacity(children_max);
+    let mut order: Vec<usize> = (0..points.len()).filter(|&i| points[i].energy > 0).collect();
+    order.sort_by_key(|&i| (hits[points[i].slot as usize], points[i].position, std::cmp::Reverse(i)));
+    'fill: for &i in &order {
+        let p = &mut points[i];
+        while p.energy > 0 {
+            if children.len() >= children_max {
+                break 'fill;
+            }
+            p.energy -= 1;
+            let index = p.stats.children;
+            p.stats.children += 1;
+            let seed = child_seed(p.seed, p.position, index);
+            let tape = p.tape.as_ref().expect("a point with energy keeps its tape");
+            children.push(RunSpec {
+                index: 0,
+                seed,
+                entropy: EntropyMode::Branch { prefix: Tape(tape.0[..p.position].to_vec()), seed },
+                parent: Some(i),
+            });
+        }
+    }
+    // Fresh runs first: a generation runs at once, and its order only says which find
+    // counts as first; fresh seeds in front keep a sweep's order where the children add nothing.
+    let mut specs = Vec::with_capacity(size);
+    while specs.len() + children.len() < size {
+        specs.push(RunSpec { index: 0, seed: *next_fresh, entropy: EntropyMode::Seed(*next_fresh), parent: None });
+        *next_fresh = next_fresh.wrapping_add(1);
+    }
+    specs.extend(children);
+    for (k, spec) in specs.iter_mut().enumerate() {
+        spec.index = first_index + k as u64;
+    }
+    specs
+}
+
+/// Keeps at most `max` points with energy: the oldest state points lose theirs first.
+fn trim_frontier(points: &mut [Point], max: usize) {
+    let live = points.iter().filter(|p| p.energy > 0).count();
+    let mut excess = live.saturating_sub(max);
+    for p in points.iter_mut() {
+        if excess == 0 {
+            break;
+        }
+        if p.energy > 0 && p.stats.kind == MarkKind::State {
+            p.energy = 0;
+            p.tape = None;
+            excess -= 1;
+        }
+    }
+}
+
+/// Runs `specs` on `jobs` threads; results in spec order.
+fn run_all<T: Send>(
+    specs: &[RunSpec],
+    jobs: usize,
+    run: &(dyn Fn(&RunSpec) -> (RunSummary, T) + Sync),
+) -> Vec<(RunSummary, T)> {
+    if jobs <= 1 || specs.len() <= 1 {
+        return specs.iter().map(run).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let slots: Mutex<Vec<Option<(RunSummary, T)>>> = Mutex::new((0..specs.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(specs.len()) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(spec) = specs.get(i) else { return };
+                let result = run(spec);
+                slots.lock().expect("no worker panics while holding the lock")[i] = Some(result);
+            });
+        }
+    });
+    slots.into_inner().expect("workers are done").into_iter().map(|r| r.expect("every run ran")).collect()
+}

@@ -1,0 +1,122 @@
+//! Coverage marks: what a run reports as it goes, for exploration to grow the runs that
+//! reached something rare.
+//!
+//! A mark is a 64-bit id folded AFL-style into a fixed bitmap of [`MAP_SLOTS`] slots; a
+//! run records each slot the first time it hits it, with the tape position (draws made so
+//! far) at which it did. Replaying the tape up to that position rebuilds the world at
+//! that moment exactly, which is what makes a mark a branch point (see [`crate::explore`]).
+//!
+//! Three sources feed the one bitmap: the judge (the first hit of each sometimes-checker),
+//! the model (a coarse abstract-state signature, through [`mark`]), and user checkers
+//! (through [`mark`] too). Marking is off unless the run asks for it
+//! ([`RunConfig::marks`](crate::run::RunConfig::marks)); off, [`mark`] is one load and a
+//! branch, and [`marking`] lets callers skip computing a signature at all.
+
+use serde::{Deserialize, Serialize};
+
+/// Slots of the coverage bitmap (a power of two).
+pub const MAP_SLOTS: usize = 1 << 16;
+
+/// Where a mark came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MarkKind {
+    /// The first hit of a sometimes-checker in the run.
+    Sometimes,
+    /// A state signature or a user mark, through [`mark`].
+    State,
+}
+
+/// One slot of the bitmap reached for the first time in a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mark {
+    /// The slot, in `[0, MAP_SLOTS)`.
+    pub slot: u32,
+    /// The number of draws made when it was reached: the tape prefix that rebuilds the
+    /// world at that moment.
+    pub position: usize,
+    /// Where it came from.
+    pub kind: MarkKind,
+}
+
+/// The slot of a mark id: a strong 64-bit mix, top bits.
+pub fn slot_of(id: u64, kind: MarkKind) -> u32 {
+    let mut x = id ^ (kind as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^= x >> 31;
+    (x >> (64 - MAP_SLOTS.trailing_zeros())) as u32
+}
+
+/// The marks of one run: the slots hit so far, and the first hit of each in order.
+#[derive(Clone, Debug)]
+pub(crate) struct MarkLog {
+    /// One bit per slot. Invariant: `MAP_SLOTS / 64` words.
+    seen: Vec<u64>,
+    /// First hits, in the order they happened.
+    pub(crate) marks: Vec<Mark>,
+}
+
+impl MarkLog {
+    pub(crate) fn new() -> MarkLog {
+        MarkLog { seen: vec![0; MAP_SLOTS / 64], marks: Vec::new() }
+    }
+
+    /// Records `id` at tape `position` if its slot was not hit before in this run.
+    pub(crate) fn hit(&mut self, id: u64, kind: MarkKind, position: usize) {
+        let slot = slot_of(id, kind);
+        let (word, bit) = (slot as usize / 64, 1u64 << (slot % 64));
+        if self.seen[word] & bit == 0 {
+            self.seen[word] |= bit;
+            self.marks.push(Mark { slot, position, kind });
+        }
+    }
+}
+
+/// Reports a coverage mark `id` (a state signature, or anything a user checker finds
+/// interesting) at the current tape position. Does nothing when the run does not collect
+/// marks, or outside a simulated world.
+#[inline]
+pub fn mark(id: u64) {
+    crate::executor::record_mark(id, MarkKind::State);
+}
+
+/// True if the entered run collects marks: callers may skip computing a signature when not.
+#[inline]
+pub fn marking() -> bool {
+    crate::executor::marking()
+}
+
+/// A stable 64-bit id of a name (FNV-1a), for marks named by text.
+pub fn name_id(name: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slot_is_recorded_once_at_its_first_position() {
+        let mut log = MarkLog::new();
+        log.hit(1, MarkKind::State, 3);
+        log.hit(1, MarkKind::State, 9);
+        log.hit(2, MarkKind::State, 9);
+        assert_eq!(log.marks.len(), 2);
+        assert_eq!(log.marks[0].position, 3);
+        assert!(log.marks.iter().all(|m| (m.slot as usize) < MAP_SLOTS));
+    }
+
+    #[test]
+    fn marks_are_nothing_outside_a_marking_run() {
+        mark(5);
+        assert!(!marking());
+    }
+}

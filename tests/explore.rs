@@ -1,0 +1,90 @@
+//! Exploration as users drive it: the same runs and report for any number of jobs, and a
+//! failure found in a grown run (a branch of an earlier run) saved as an ordinary
+//! reproducer that shrinks and replays from its file alone.
+
+use std::sync::atomic::AtomicBool;
+
+use sutra_sim::explore;
+use sutra_sim::plugin::CheckerSet;
+use sutra_sim::replay::{replay, Reproduction};
+use sutra_sim::reproducer::Reproducer;
+use sutra_sim::save_failures::{save_failures, SaveFailures};
+use sutra_sim::sweep::{self, SweepPlan};
+use sutra_sim_model::{Mutant, Scenario};
+
+mod common;
+
+fn plan(runs: u64, jobs: usize, mutant: Option<Mutant>) -> SweepPlan {
+    SweepPlan {
+        scenarios: vec![Scenario::built_in("smoke").unwrap()],
+        start: 3,
+        count: runs,
+        shard: None,
+        mutant,
+        strategy: None,
+        jobs,
+        time_budget: None,
+        checkers: CheckerSet::built_in(),
+    }
+}
+
+#[test]
+fn an_exploration_is_the_same_on_one_thread_and_on_two() {
+    let stop = AtomicBool::new(false);
+    let one = explore::run(&plan(48, 1, None), &explore::config_for(&plan(48, 1, None)), &stop, &|_, _| {});
+    let two = explore::run(&plan(48, 2, None), &explore::config_for(&plan(48, 2, None)), &stop, &|_, _| {});
+    assert_eq!(one, two);
+    let (tally, report, early) = one;
+    assert!(!early);
+    assert_eq!(tally.seeds_run, 48);
+    let smoke = &report.scenarios[0];
+    assert!(smoke.branched > 0 && smoke.fresh_runs < 48, "it grew some runs: {smoke:?}");
+}
+
+#[test]
+fn a_failure_of_a_grown_run_is_a_reproducer_that_shrinks_and_replays_from_its_file_alone() {
+    let stop = AtomicBool::new(false);
+    let p = plan(96, 2, Some(Mutant::NoReleaseOnError));
+    let (tally, exploration, _) = explore::run(&p, &explore::config_for(&p), &stop, &|_, _| {});
+    assert!(exploration.scenarios[0].runs_to_first_failure.is_some());
+    let mut report = sweep::report(&p, &tally, std::time::Duration::from_secs(1), false);
+    // Keep only failures of grown runs: those whose seed alone does not replay them.
+    report.failures.retain(|f| f.tape.is_some());
+    report.failures.truncate(1);
+    assert_eq!(report.failures.len(), 1, "a grown run failed among 96 runs of no-release-on-error");
+    let dir = common::scratch("explore", "grown-failure");
+    let options = SaveFailures { dir: dir.clone(), shrink: true, jobs: 1, max: 1, deadline: None };
+    save_failures(&p, &mut report, &options, &stop).expect("the directory is writable");
+    let path = report.failures[0].reproducer.clone().expect("the failure was saved");
+    let reproducer = Reproducer::load(std::path::Path::new(&path)).expect("the saved file loads");
+    assert!(reproducer.note.contains("shrunk by"), "it was shrunk: {}", reproducer.note);
+    let replayed = replay(&reproducer, &CheckerSet::built_in(), false).expect("it replays");
+    assert!(matches!(replayed.reproduction, Reproduction::Reproduced), "it replays from the file alone");
+    assert_eq!(replayed.outcome.verdict.checker(), Some(report.failures[0].checker.as_str()));
+    let (code, _, _) = common::sutra_sim(&["replay", &path]);
+    assert_eq!(code, 1, "replaying the file fails again");
+}
+
+#[test]
+fn the_explore_command_reports_what_it_grew_and_names_the_way_back_to_a_grown_failure() {
+    let (code, out, err) = common::sutra_sim(&[
+        "explore",
+        "--scenario",
+        "smoke",
+        "--runs",
+        "24",
+        "--jobs",
+        "2",
+        "--mutant",
+        "no-release-on-error",
+        "--json",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["seeds_run"], 24);
+    let e = &report["exploration"]["scenarios"][0];
+    assert!(e["marks_reached"].as_u64().unwrap() > 0);
+    assert!(e["runs_to_first_failure"].as_u64().is_some());
+    let (code, _, err) = common::sutra_sim(&["explore", "--scenario", "smoke", "--runs", "8", "--shard", "0/2"]);
+    assert_eq!(code, 2, "{err}");
+}
