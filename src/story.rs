@@ -405,7 +405,7 @@ pub fn describe(event: &ModelEvent) -> String {
         }
         E::ReplicaResumed { replica, process } => format!("replica-{replica} resumed (p{})", process.0),
         E::ClockSkewed { replica, offset_ms } => format!("replica-{replica} clock skewed by {offset_ms}ms"),
-        E::FaultInjected { fault, replica, detail_ns } => format!(
+        E::FaultInjected { fault, replica, detail_ns, .. } => format!(
             "FAULT {}{}{}",
             fault.name(),
             replica.map(|r| format!(" on replica-{r}")).unwrap_or_default(),

@@ -458,7 +458,7 @@ mod tests {
                 },
             ],
             Situation::OverrideRouted => vec![E::BindingChanged { process: p, instance: i, lane: Some(0) }, grant],
-            Situation::Fault(fault) => vec![E::FaultInjected { fault, replica: None, detail_ns: 0 }],
+            Situation::Fault(fault) => vec![E::FaultInjected { fault, replica: None, detail_ns: 0, task: None }],
         }
         .into_iter()
         .chain([E::ExecutionEnded { instance: i, exec: e, exit: Exit::Committed }])
