@@ -130,7 +130,8 @@ impl Checker<ModelEvent, ModelView> for FaultsApplied {
                 }
             }
         }
-        if let ModelEvent::FaultInjected { fault: FaultKind::TimerJitter, detail_ns, task: Some(task), .. } = event.kind {
+        if let ModelEvent::FaultInjected { fault: FaultKind::TimerJitter, detail_ns, task: Some(task), .. } = event.kind
+        {
             if detail_ns > 0 {
                 self.waiting.insert(task, (now.saturating_add(detail_ns), now, detail_ns));
             }
@@ -210,7 +211,8 @@ mod tests {
 
     #[test]
     fn fires_on_a_duplicate_of_a_duplicate_or_of_a_redelivery() {
-        let copies = vec![(1, delivered(1, false, false)), (2, delivered(1, true, true)), (3, delivered(1, true, true))];
+        let copies =
+            vec![(1, delivered(1, false, false)), (2, delivered(1, true, true)), (3, delivered(1, true, true))];
         assert!(fails(&feed(&mut FaultsApplied::default(), copies)));
         let never_first = vec![(1, delivered(2, true, true))];
         assert!(fails(&feed(&mut FaultsApplied::default(), never_first)));
