@@ -97,10 +97,11 @@ fn every_scenario_is_clean_over_the_mutation_seed_range() {
         println!("SUTRA-MUTATION-VERDICT pass seeds={runs}");
         return;
     };
-    // The verdict names the first failure a checker (or a dark path) reported, if any did:
-    // a mutant that crashes most seeds but breaks a judged rule in others is caught by a
-    // checker, not "only by a crash". The first failure of all is printed beside it.
-    let judged = failures.iter().find(|(class, ..)| class == "violation" || class == "coverage");
+    // The verdict names the first violation a checker reported, if any did: a mutant that
+    // crashes most seeds but breaks a judged rule in others is caught by a checker, not
+    // "only by a crash". A dark path is the verdict only when no run failed (paths go dark
+    // trivially when every seed crashes). The first failure of all is printed beside it.
+    let judged = failures.iter().find(|(class, ..)| class == "violation");
     let (class, checker, scenario, seed) = judged.unwrap_or(first);
     let mut by: BTreeMap<&str, u64> = BTreeMap::new();
     for (_, c, _, _) in &failures {
