@@ -421,7 +421,7 @@ pub fn describe(event: &ModelEvent) -> String {
             millis_text(*asked_ns),
             millis_text(*took_ns)
         ),
-        E::FaultInjected { fault, replica, detail_ns } => format!(
+        E::FaultInjected { fault, replica, detail_ns, .. } => format!(
             "FAULT {}{}{}",
             fault.name(),
             replica.map(|r| format!(" on replica-{r}")).unwrap_or_default(),

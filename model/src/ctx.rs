@@ -127,6 +127,7 @@ impl Context {
             fault: kind,
             replica,
             detail_ns: sutra_sim_core::time::duration_nanos(detail),
+            task: sutra_sim_core::executor::current_task().map(|t| t.number()),
         });
     }
 

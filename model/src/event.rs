@@ -311,8 +311,10 @@ pub enum ModelEvent {
     /// after `took_ns` of simulated (store) time: early or late because the clock is
     /// skewed (executor witness; reported once each way per process and role).
     TimeoutSkewed { process: ProcessId, asked_ns: u64, took_ns: u64 },
-    /// A fault was injected (every kind reports here, besides its specific events).
-    FaultInjected { fault: crate::faults::kind::FaultKind, replica: Option<u32>, detail_ns: u64 },
+    /// A fault was injected (every kind reports here, besides its specific events). `task`
+    /// is the executor's witness of the task it was injected into: for a delay that task
+    /// must apply (timer jitter), the one that must wait.
+    FaultInjected { fault: crate::faults::kind::FaultKind, replica: Option<u32>, detail_ns: u64, task: Option<u64> },
     /// Swarm testing chose which fault kinds are on for this seed.
     SwarmSelected { enabled: Vec<crate::faults::kind::FaultKind> },
     /// The faulty phase ended: no more faults; everything restarts and resumes.
@@ -517,7 +519,7 @@ impl ModelEvent {
             tag::REPLICA_RESUMED => ReplicaResumed { replica: 0, process },
             tag::CLOCK_SKEWED => ClockSkewed { replica: 0, offset_ms: 0 },
             tag::TIMEOUT_SKEWED => TimeoutSkewed { process, asked_ns: 0, took_ns: 0 },
-            tag::FAULT_INJECTED => FaultInjected { fault, replica: None, detail_ns: 0 },
+            tag::FAULT_INJECTED => FaultInjected { fault, replica: None, detail_ns: 0, task: None },
             tag::SWARM_SELECTED => SwarmSelected { enabled: Vec::new() },
             tag::HEALED => Healed,
             tag::BOUNCE_METER => BounceMeter { relay: 0, timer: 0 },

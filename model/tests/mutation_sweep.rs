@@ -93,19 +93,29 @@ fn every_scenario_is_clean_over_the_mutation_seed_range() {
         .unwrap_or(SEEDS_DEFAULT);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
     let (runs, failures) = sweep(seeds, threads);
-    let Some((class, checker, scenario, seed)) = failures.first() else {
+    let Some(first) = failures.first() else {
         println!("SUTRA-MUTATION-VERDICT pass seeds={runs}");
         return;
     };
+    // The verdict names the first violation a checker reported, if any did: a mutant that
+    // crashes most seeds but breaks a judged rule in others is caught by a checker, not
+    // "only by a crash". A dark path is the verdict only when no run failed (paths go dark
+    // trivially when every seed crashes). The first failure of all is printed beside it.
+    let judged = failures.iter().find(|(class, ..)| class == "violation");
+    let (class, checker, scenario, seed) = judged.unwrap_or(first);
     let mut by: BTreeMap<&str, u64> = BTreeMap::new();
     for (_, c, _, _) in &failures {
         *by.entry(c.as_str()).or_default() += 1;
     }
     let by: Vec<String> = by.iter().map(|(c, n)| format!("{c}={n}")).collect();
     println!(
-        "SUTRA-MUTATION-VERDICT {class} checker={checker} seeds={runs} failing={} by={}",
+        "SUTRA-MUTATION-VERDICT {class} checker={checker} seeds={runs} failing={} by={} first={}:{}@{}:{}",
         failures.len(),
-        by.join(",")
+        by.join(","),
+        first.0,
+        first.1,
+        first.2,
+        first.3
     );
     panic!("{} of {runs} runs failed; first: {scenario} seed {seed}: {class} {checker}", failures.len());
 }

@@ -7,6 +7,7 @@ pub mod commit_by_owner;
 pub mod coverage;
 pub mod eventual_completion;
 pub mod exits_release;
+pub mod faults_applied;
 pub mod lane_contract;
 pub mod lease_exclusive;
 pub mod linear_history;
@@ -15,6 +16,7 @@ pub mod no_stale_snapshot;
 pub mod one_trigger_one_step;
 pub mod owner_scope;
 pub mod parked_holds_no_claim;
+pub mod prefetch_window;
 pub mod quiet_bounce_meter;
 pub mod refusal_contract;
 pub mod refused_migration_touches_nothing;
@@ -56,6 +58,8 @@ pub fn built_in() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
         tickets_follow_routes::spec(),
         refused_migration_touches_nothing::spec(),
         bindings_consistent::spec(),
+        prefetch_window::spec(),
+        faults_applied::spec(),
         eventual_completion::spec(),
         quiet_bounce_meter::spec(),
     ]

@@ -1,0 +1,195 @@
+//! prefetch-window (always; broker flow control, DESIGN.md §4 "Broker"): a consumer never
+//! holds more unsettled deliveries than the scenario's prefetch window
+//! (`topology.prefetch`). The window is a contract of the simulated environment: a broker
+//! that hands out one relay too many changes how much work a replica takes on at once,
+//! and every other verdict is then about a world the scenario did not describe.
+//!
+//! Judged from the broker's witnesses alone: a delivery (`RelayDelivered`) puts a relay in
+//! its consumer's window; an ack (`RelayAcked`), a requeue (`RelayRequeued`) or a reclaim
+//! (`RelayReclaimed`) takes it out. Acks and requeues name the message, not the consumer:
+//! when copies of one message (the duplicate-delivery fault) are unsettled at two
+//! consumers at once, the checker cannot tell whose copy was settled and takes one out of
+//! each — so its counts never exceed the true ones, and every failure it reports is real.
+//!
+//! A bug that would still pass: a window exceeded only while duplicates of one message sit
+//! at two consumers, since an ambiguous settle lowers both counts.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
+
+use crate::event::{millis_text, ModelEvent};
+use crate::ids::{MessageId, ProcessId};
+use crate::view::ModelView;
+
+/// The checker's state: unsettled deliveries per consumer, by message (a lower bound of
+/// the broker's own count).
+#[derive(Default)]
+pub struct PrefetchWindow {
+    unsettled: BTreeMap<ProcessId, BTreeMap<MessageId, u32>>,
+}
+
+/// The registration.
+pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
+    CheckerSpec {
+        name: "prefetch-window",
+        kind: CheckerKind::Always,
+        description: "no consumer holds more unsettled deliveries than the scenario's prefetch window",
+        rules: &[],
+        factory: Arc::new(|| Box::new(PrefetchWindow::default())),
+    }
+}
+
+impl PrefetchWindow {
+    /// Takes one unsettled copy of `message` out of `consumer`'s window, if it has one.
+    fn settle_at(&mut self, consumer: ProcessId, message: MessageId) {
+        if let Some(window) = self.unsettled.get_mut(&consumer) {
+            if let Some(n) = window.get_mut(&message) {
+                *n -= 1;
+                if *n == 0 {
+                    window.remove(&message);
+                }
+            }
+        }
+    }
+
+    /// Books one broker witness; for a delivery, the consumer, the message and how many
+    /// deliveries the consumer now holds unsettled (at least). Coverage's
+    /// `sometimes-prefetch-window-full` keeps the same books.
+    pub(crate) fn observe(&mut self, event: &ModelEvent) -> Option<(ProcessId, MessageId, u32)> {
+        match event {
+            ModelEvent::RelayDelivered { message, process, .. } => {
+                let window = self.unsettled.entry(*process).or_default();
+                *window.entry(*message).or_default() += 1;
+                return Some((*process, *message, window.values().sum()));
+            }
+            ModelEvent::RelayAcked { message, .. } | ModelEvent::RelayRequeued { message, .. } => self.settle(*message),
+            ModelEvent::RelayReclaimed { message, process, .. } => self.settle_at(*process, *message),
+            _ => {}
+        }
+        None
+    }
+
+    /// An ack or requeue of `message`: settles one copy at each consumer holding one (one
+    /// of them, when there is only one).
+    fn settle(&mut self, message: MessageId) {
+        let holders: Vec<ProcessId> =
+            self.unsettled.iter().filter(|(_, w)| w.contains_key(&message)).map(|(p, _)| *p).collect();
+        for consumer in holders {
+            self.settle_at(consumer, message);
+        }
+    }
+}
+
+impl Checker<ModelEvent, ModelView> for PrefetchWindow {
+    fn interest(&self) -> u64 {
+        use crate::event::tag;
+        sutra_sim_core::tag_mask(&[tag::RELAY_DELIVERED, tag::RELAY_ACKED, tag::RELAY_REQUEUED, tag::RELAY_RECLAIMED])
+    }
+
+    fn name(&self) -> &str {
+        "prefetch-window"
+    }
+
+    fn kind(&self) -> CheckerKind {
+        CheckerKind::Always
+    }
+
+    fn on_event(&mut self, event: &Event<ModelEvent>, view: &ModelView) -> Check {
+        if let Some((process, message, held)) = self.observe(&event.kind) {
+            let prefetch = view.scenario().topology.prefetch;
+            if held > prefetch {
+                return Check::Fail(format!(
+                    "the broker delivered m{} to p{} at {}, which now holds {held} unsettled deliveries: its prefetch window is {prefetch}",
+                    message.0,
+                    process.0,
+                    millis_text(event.time.as_nanos())
+                ));
+            }
+        }
+        Check::Ok
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkers::testing::{fails, feed, view};
+    use crate::ids::InstanceId;
+
+    fn delivered(message: u32, process: u32) -> ModelEvent {
+        ModelEvent::RelayDelivered {
+            instance: InstanceId(message),
+            message: MessageId(message),
+            process: ProcessId(process),
+            redelivery: false,
+            duplicate: false,
+        }
+    }
+
+    fn acked(message: u32) -> ModelEvent {
+        ModelEvent::RelayAcked { instance: InstanceId(message), message: MessageId(message) }
+    }
+
+    fn prefetch() -> u32 {
+        view().scenario().topology.prefetch
+    }
+
+    /// A full window at p1: `prefetch` deliveries, none settled.
+    fn full_window() -> Vec<(u64, ModelEvent)> {
+        (0..prefetch()).map(|m| (u64::from(m), delivered(m, 1))).collect()
+    }
+
+    #[test]
+    fn a_full_window_is_allowed() {
+        assert!(!fails(&feed(&mut PrefetchWindow::default(), full_window())));
+    }
+
+    #[test]
+    fn fires_on_one_delivery_past_the_window() {
+        let mut history = full_window();
+        history.push((100, delivered(prefetch(), 1)));
+        assert!(fails(&feed(&mut PrefetchWindow::default(), history)));
+    }
+
+    #[test]
+    fn an_ack_a_requeue_or_a_reclaim_makes_room() {
+        let n = prefetch();
+        for settle in [
+            acked(0),
+            ModelEvent::RelayRequeued { instance: InstanceId(0), message: MessageId(0), delay_ns: 0 },
+            ModelEvent::RelayReclaimed { instance: InstanceId(0), message: MessageId(0), process: ProcessId(1) },
+        ] {
+            let mut history = full_window();
+            history.push((100, settle));
+            history.push((101, delivered(n, 1)));
+            assert!(!fails(&feed(&mut PrefetchWindow::default(), history)));
+        }
+    }
+
+    #[test]
+    fn windows_are_per_consumer() {
+        let mut history = full_window();
+        history.push((100, delivered(prefetch(), 2)));
+        assert!(!fails(&feed(&mut PrefetchWindow::default(), history)));
+        // A reclaim from another consumer makes no room at p1.
+        let mut history = full_window();
+        let reclaim =
+            ModelEvent::RelayReclaimed { instance: InstanceId(0), message: MessageId(0), process: ProcessId(2) };
+        history.push((100, reclaim));
+        history.push((101, delivered(prefetch(), 1)));
+        assert!(fails(&feed(&mut PrefetchWindow::default(), history)));
+    }
+
+    #[test]
+    fn an_ambiguous_ack_of_a_duplicated_message_never_makes_a_false_alarm() {
+        // m0 is unsettled at p1 and p2 (a duplicate); one ack settles one of them, the
+        // checker does not know which and makes room at both.
+        let mut history = full_window();
+        history.push((100, delivered(0, 2)));
+        history.push((101, acked(0)));
+        history.push((102, delivered(prefetch(), 1)));
+        assert!(!fails(&feed(&mut PrefetchWindow::default(), history)));
+    }
+}
