@@ -575,7 +575,6 @@ mod tests {
             Situation::SkewedTimeoutFired => {
                 vec![E::TimeoutSkewed { process: p, asked_ns: 250_000_000, took_ns: 249_950_000 }]
             }
-            Situation::Fault(fault) => vec![E::FaultInjected { fault, replica: None, detail_ns: 0 }],
             // The test view is smoke's: a window of 8, filled by 8 unsettled deliveries.
             Situation::PrefetchWindowFull => (0..8)
                 .map(|m| E::RelayDelivered {

@@ -43,7 +43,9 @@ pub async fn run(
         for timer in due {
             let late = crate::faults::timer_jitter::lateness(&ctx);
             if !late.is_zero() {
-                sleep(late).await;
+                // The environment's delay, in physical (store) time: a skewed node clock
+                // must not shorten a lateness the fault reported.
+                sutra_sim_core::executor::elapse(late).await;
             }
             let destination = crate::faults::misroute::route(&ctx, routing.home_lane(timer.instance), true);
             let (lane, misrouted) = (destination.lane, destination.misrouted);
