@@ -95,6 +95,7 @@ pub fn setup(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<ModelE
         cluster: Rc::new(replica::Cluster::default()),
         zombies: Default::default(),
     });
+    faults::install_boundary_strike(&world);
     let deps = world.replica_deps();
     for index in 0..scenario.topology.replicas {
         let deps = deps.clone();

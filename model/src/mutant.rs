@@ -65,6 +65,14 @@ pub enum Mutant {
     /// The binding table registers a ticket in one turn and counts it per lane in a second
     /// turn: between the two the table's invariant is broken (breaks L9).
     PerLaneCountSecondTurn,
+    /// A store call that times out is taken as failed: an ambiguous commit is reported as a
+    /// failed step — released and retried — though the store may have applied it (breaks
+    /// R8, R9: the exit of a step that did not commit).
+    AmbiguousCommitAsFailure,
+    /// An aborted execution's future is dropped and nothing else happens: a destructor
+    /// cannot await, so its claim is left to the sweeper while the process lives (breaks
+    /// R9, R22).
+    NoReleaseOnCancel,
 }
 
 /// What a mutant breaks and who is expected to catch it.
@@ -83,7 +91,7 @@ pub struct MutantInfo {
 }
 
 /// Every mutant, in the order of DESIGN.md §7.
-pub const MUTANTS: [MutantInfo; 25] = [
+pub const MUTANTS: [MutantInfo; 27] = [
     MutantInfo {
         mutant: Mutant::PerProcessOwner,
         name: "per-process-owner",
@@ -258,6 +266,20 @@ pub const MUTANTS: [MutantInfo; 25] = [
         rules: "L9",
         caught_by: "bindings-consistent",
         description: "the per-lane ticket count is updated in a second turn",
+    },
+    MutantInfo {
+        mutant: Mutant::AmbiguousCommitAsFailure,
+        name: "ambiguous-commit-as-failure",
+        rules: "R8, R9",
+        caught_by: "commit-once",
+        description: "a commit whose reply was lost is reported failed: released and retried",
+    },
+    MutantInfo {
+        mutant: Mutant::NoReleaseOnCancel,
+        name: "no-release-on-cancel",
+        rules: "R9, R22",
+        caught_by: "live-leak",
+        description: "an aborted execution's future is dropped without an awaited release",
     },
 ];
 

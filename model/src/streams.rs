@@ -23,6 +23,8 @@ pub const TIMERS: Stream = Stream(9);
 pub const PULL: Stream = Stream(10);
 /// Routing and mis-routing.
 pub const ROUTING: Stream = Stream(11);
+/// The store's request/reply boundary: lost requests and replies, callers struck at a call.
+pub const WIRE: Stream = Stream(12);
 
 /// A duration in `[0, max]` drawn in whole milliseconds from `stream`; 0 is the simplest.
 pub fn millis_up_to(stream: Stream, max: std::time::Duration) -> std::time::Duration {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
 use crate::dense::{DenseMap, DenseSet};
-use crate::event::ModelEvent;
+use crate::event::{CallFault, Exit, ModelEvent, StoreCall};
 use crate::faults::kind::FaultKind;
 use crate::ids::{Code, ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
 use crate::scenario::Scenario;
@@ -47,11 +47,19 @@ pub enum Situation {
     RefusedReclaimAfterStaleSteal,
     /// Relay work for an instance a migration had rebound was claimed by the override's lane.
     OverrideRouted,
+    /// A commit whose reply was lost was resolved as committed (its execution ended committed).
+    AmbiguousCommitResolved,
+    /// The store granted a claim to the owner already holding it (R10, R21).
+    SameOwnerReclaimGranted,
+    /// An execution cancelled while its process lived released its claim on the way out.
+    CancelledExecutionReleased,
+    /// A caller's process froze or died just before a store request or just after a reply.
+    CallerStruckAtStoreCall,
     /// A fault of this kind was injected.
     Fault(FaultKind),
 }
 
-const SITUATIONS: [(Situation, &str, &str); 17] = [
+const SITUATIONS: [(Situation, &str, &str); 21] = [
     (Situation::RelayRefused, "sometimes-relay-refused", "a refused relay was requeued"),
     (Situation::TimerDeferred, "sometimes-timer-deferred", "a refused timer fire was deferred"),
     (Situation::Admin409, "sometimes-admin-409", "a migration was answered 409"),
@@ -93,6 +101,26 @@ const SITUATIONS: [(Situation, &str, &str); 17] = [
         "sometimes-override-routed",
         "relay work for a rebound instance was claimed by the override's lane",
     ),
+    (
+        Situation::AmbiguousCommitResolved,
+        "sometimes-ambiguous-commit-resolved",
+        "a commit whose reply was lost was recognised as committed",
+    ),
+    (
+        Situation::SameOwnerReclaimGranted,
+        "sometimes-same-owner-reclaim-granted",
+        "a claim was granted re-entrantly to the owner already holding it",
+    ),
+    (
+        Situation::CancelledExecutionReleased,
+        "sometimes-cancelled-execution-released",
+        "an execution cancelled while its process lived released its claim",
+    ),
+    (
+        Situation::CallerStruckAtStoreCall,
+        "sometimes-caller-struck-at-store-call",
+        "a process froze or died just before a store request or just after its reply",
+    ),
 ];
 
 /// One sometimes-property and the little state it needs.
@@ -111,6 +139,8 @@ pub struct Coverage {
     stolen_from: DenseMap<InstanceId, OwnerId>,
     /// Migration overrides: (process, instance) → the lane the table now routes to.
     overrides: BTreeMap<(ProcessId, InstanceId), u16>,
+    /// Executions marked on the way to the situation (a lost commit reply, a release).
+    marked: DenseSet<ExecId>,
 }
 
 /// One property per fault kind, from the fault table: the kind was injected.
@@ -154,6 +184,7 @@ impl Coverage {
             refused: DenseSet::new(),
             stolen_from: DenseMap::new(),
             overrides: BTreeMap::new(),
+            marked: DenseSet::new(),
         }
     }
 
@@ -244,6 +275,31 @@ impl Coverage {
                 Situation::OverrideRouted,
                 E::ClaimGranted { instance, owner, process: Some(p), path: ResumePath::Relay, .. },
             ) => self.overrides.get(&(*p, *instance)).is_some_and(|l| *owner == OwnerId::lane(*p, *l)),
+            // Witnessed loss (the environment), narrative end: only the execution knows how
+            // it resolved what it never heard.
+            (
+                Situation::AmbiguousCommitResolved,
+                E::CallStruck { exec, call: StoreCall::Commit, fault: CallFault::ReplyLost, .. },
+            ) => {
+                self.marked.insert(*exec);
+                false
+            }
+            (Situation::AmbiguousCommitResolved, E::ExecutionEnded { exec, exit: Exit::Committed, .. }) => {
+                self.marked.contains(*exec)
+            }
+            (Situation::SameOwnerReclaimGranted, E::ClaimGranted { owner, previous: Some(previous), .. }) => {
+                previous == owner
+            }
+            (Situation::CancelledExecutionReleased, E::Released { exec, released: true, .. }) => {
+                self.marked.insert(*exec);
+                false
+            }
+            (Situation::CancelledExecutionReleased, E::ExecutionEnded { exec, exit: Exit::Cancelled, .. }) => {
+                self.marked.contains(*exec)
+            }
+            (Situation::CallerStruckAtStoreCall, E::CallStruck { fault, .. }) => {
+                !matches!(fault, CallFault::RequestLost | CallFault::ReplyLost)
+            }
             (Situation::Fault(kind), E::FaultInjected { fault, .. }) => kind == *fault,
             _ => false,
         }
@@ -269,6 +325,10 @@ impl Checker<ModelEvent, ModelView> for Coverage {
             Situation::StepFailed(_) => &[STEP_ENDED],
             Situation::RefusedReclaimAfterStaleSteal => &[CLAIM_GRANTED, CLAIM_REFUSED],
             Situation::OverrideRouted => &[BINDING_CHANGED, CLAIM_GRANTED],
+            Situation::AmbiguousCommitResolved => &[CALL_STRUCK, EXECUTION_ENDED],
+            Situation::SameOwnerReclaimGranted => &[CLAIM_GRANTED],
+            Situation::CancelledExecutionReleased => &[RELEASED, EXECUTION_ENDED],
+            Situation::CallerStruckAtStoreCall => &[CALL_STRUCK],
             Situation::Fault(_) => &[FAULT_INJECTED],
         };
         sutra_sim_core::tag_mask(tags)
@@ -336,6 +396,14 @@ pub fn expected(scenario: &Scenario) -> Vec<&'static str> {
                 (on(FaultKind::SlowStep) || pause) && migration && w.pull_weight <= w.relay_weight + w.timer_weight
             }
             Situation::OverrideRouted => migration && w.relay_weight > 0,
+            // A lost reply on a commit, or on a grant whose claim is then sent again.
+            Situation::AmbiguousCommitResolved | Situation::SameOwnerReclaimGranted => {
+                !f.store_replies.reply_lost_per_call.is_never()
+            }
+            Situation::CancelledExecutionReleased => on(FaultKind::Cancel),
+            Situation::CallerStruckAtStoreCall => {
+                !f.store_replies.boundary_pause_per_call.is_never() || !f.store_replies.boundary_crash_per_call.is_never()
+            }
             Situation::Fault(kind) => on(kind),
         };
         if expected {
@@ -352,7 +420,6 @@ mod tests {
 
     /// A hand-made history that reaches `situation`.
     fn history_reaching(situation: Situation) -> Vec<ModelEvent> {
-        use crate::event::Exit;
         use crate::ids::MessageId;
         use ModelEvent as E;
         let i = InstanceId(0);
@@ -458,6 +525,27 @@ mod tests {
                 },
             ],
             Situation::OverrideRouted => vec![E::BindingChanged { process: p, instance: i, lane: Some(0) }, grant],
+            Situation::AmbiguousCommitResolved => vec![E::CallStruck {
+                instance: i,
+                exec: e,
+                call: StoreCall::Commit,
+                fault: CallFault::ReplyLost,
+                task: None,
+            }],
+            Situation::SameOwnerReclaimGranted => {
+                vec![E::ClaimGranted { previous: Some(owner), epoch: 2, ..grant.clone() }]
+            }
+            Situation::CancelledExecutionReleased => vec![
+                E::Released { instance: i, exec: e, owner, epoch: 1, current_epoch: 1, released: true, task: None },
+                E::ExecutionEnded { instance: i, exec: e, exit: Exit::Cancelled },
+            ],
+            Situation::CallerStruckAtStoreCall => vec![E::CallStruck {
+                instance: i,
+                exec: e,
+                call: StoreCall::Read,
+                fault: CallFault::PausedAfter,
+                task: None,
+            }],
             Situation::Fault(fault) => vec![E::FaultInjected { fault, replica: None, detail_ns: 0 }],
         }
         .into_iter()

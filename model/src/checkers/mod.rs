@@ -4,12 +4,14 @@
 
 pub mod bindings_consistent;
 pub mod commit_by_owner;
+pub mod commit_once;
 pub mod coverage;
 pub mod eventual_completion;
 pub mod exits_release;
 pub mod lane_contract;
 pub mod lease_exclusive;
 pub mod linear_history;
+pub mod live_leak;
 pub mod no_double_resume;
 pub mod no_stale_snapshot;
 pub mod one_trigger_one_step;
@@ -56,6 +58,8 @@ pub fn built_in() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
         tickets_follow_routes::spec(),
         refused_migration_touches_nothing::spec(),
         bindings_consistent::spec(),
+        commit_once::spec(),
+        live_leak::spec(),
         eventual_completion::spec(),
         quiet_bounce_meter::spec(),
     ]
