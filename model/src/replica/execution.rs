@@ -345,9 +345,7 @@ impl ExecutionLane {
             // so the exit path releases, awaited, like every other exit that does not commit.
             sleep(step_timeout).await;
             w.ctx.report(crate::faults::FaultKind::Cancel, None, step_timeout);
-            if !w.ctx.mutant_is(Mutant::NoReleaseOnCancel) {
-                self.release(instance, exec, claim).await;
-            }
+            self.release(instance, exec, claim).await;
             self.inbox.update(|f| f.settled = true);
             self.retry_later(&work, false).await;
             self.end(&work, Exit::Cancelled).await;
