@@ -463,7 +463,13 @@ impl Store {
         self.read_via(Some(Wire { call: StoreCall::Read, instance, exec }), instance, exec, claim).await
     }
 
-    async fn read_via(&self, wire: Option<Wire>, instance: InstanceId, exec: ExecId, claim: Claim) -> Reply<(u64, bool)> {
+    async fn read_via(
+        &self,
+        wire: Option<Wire>,
+        instance: InstanceId,
+        exec: ExecId,
+        claim: Claim,
+    ) -> Reply<(u64, bool)> {
         if !self.send(wire).await {
             return Reply::TimedOut;
         }

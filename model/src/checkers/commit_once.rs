@@ -39,7 +39,8 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
     CheckerSpec {
         name: "commit-once",
         kind: CheckerKind::Always,
-        description: "each step is applied once; a claim whose commit was accepted is never released or committed under again",
+        description:
+            "each step is applied once; a claim whose commit was accepted is never released or committed under again",
         rules: &["R8", "R9", "R25"],
         factory: Arc::new(|| Box::new(CommitOnce::default())),
     }

@@ -402,7 +402,8 @@ pub fn expected(scenario: &Scenario) -> Vec<&'static str> {
             }
             Situation::CancelledExecutionReleased => on(FaultKind::Cancel),
             Situation::CallerStruckAtStoreCall => {
-                !f.store_replies.boundary_pause_per_call.is_never() || !f.store_replies.boundary_crash_per_call.is_never()
+                !f.store_replies.boundary_pause_per_call.is_never()
+                    || !f.store_replies.boundary_crash_per_call.is_never()
             }
             Situation::Fault(kind) => on(kind),
         };
@@ -533,7 +534,17 @@ mod tests {
                 task: None,
             }],
             Situation::SameOwnerReclaimGranted => {
-                vec![E::ClaimGranted { previous: Some(owner), epoch: 2, ..grant.clone() }]
+                vec![E::ClaimGranted {
+                    instance: i,
+                    exec: e,
+                    owner,
+                    process: Some(p),
+                    path: ResumePath::Relay,
+                    previous: Some(owner),
+                    stale_age_ns: None,
+                    epoch: 2,
+                    task: None,
+                }]
             }
             Situation::CancelledExecutionReleased => vec![
                 E::Released { instance: i, exec: e, owner, epoch: 1, current_epoch: 1, released: true, task: None },

@@ -33,7 +33,8 @@ pub fn maybe_abort(world: &Rc<World>) {
     if busy.is_empty() {
         return;
     }
-    let (replica, node, process, lane, inbox) = busy.swap_remove(executor::choose_in(streams::FAULTS, busy.len() as u32) as usize);
+    let (replica, node, process, lane, inbox) =
+        busy.swap_remove(executor::choose_in(streams::FAULTS, busy.len() as u32) as usize);
     if let Some(task) = inbox.abort() {
         world.ctx.tracer.emit_on(node, ModelEvent::TaskAborted { replica, process, lane, task: task.number() });
         world.ctx.report(FaultKind::Cancel, Some(replica), Default::default());

@@ -92,7 +92,14 @@ impl StoreFaults {
         self.lost(self.ctx.faults().store_replies.reply_lost_per_call, CallFault::ReplyLost, call, instance, exec)
     }
 
-    fn lost(&self, rate: crate::ratio::Ratio, fault: CallFault, call: StoreCall, instance: InstanceId, exec: ExecId) -> bool {
+    fn lost(
+        &self,
+        rate: crate::ratio::Ratio,
+        fault: CallFault,
+        call: StoreCall,
+        instance: InstanceId,
+        exec: ExecId,
+    ) -> bool {
         if !self.ctx.fires(WIRE_GATE, rate) {
             return false;
         }
@@ -116,7 +123,8 @@ impl StoreFaults {
             return;
         }
         let Some(strike) = self.strike.borrow().clone() else { return };
-        let pause = if crash { Duration::ZERO } else { streams::millis_up_to(streams::WIRE, options.boundary_pause_max) };
+        let pause =
+            if crash { Duration::ZERO } else { streams::millis_up_to(streams::WIRE, options.boundary_pause_max) };
         let fault = match (crash, before) {
             (true, true) => CallFault::CrashedBefore,
             (true, false) => CallFault::CrashedAfter,

@@ -192,14 +192,8 @@ impl ExecutionLane {
         loop {
             let work = self.inbox.queue.pop().await;
             self.inbox.space.notify();
-            *self.inbox.in_flight.borrow_mut() = Some(InFlight {
-                work,
-                claiming: false,
-                claim: None,
-                refused: false,
-                committing: None,
-                settled: false,
-            });
+            *self.inbox.in_flight.borrow_mut() =
+                Some(InFlight { work, claiming: false, claim: None, refused: false, committing: None, settled: false });
             if tracing::level_enabled!(tracing::Level::DEBUG) {
                 // A span per execution: its log records name the lane, execution and instance.
                 let span = tracing::debug_span!(
@@ -233,7 +227,12 @@ impl ExecutionLane {
             // that. A new execution asks: the aborted one never heard an answer to give up on.
             exec = self.ctx.new_exec();
             let again = Work { exec, ..work };
-            self.ctx.emit(ModelEvent::ClaimAttempt { instance: work.instance, exec, owner: self.owner(), path: work.path });
+            self.ctx.emit(ModelEvent::ClaimAttempt {
+                instance: work.instance,
+                exec,
+                owner: self.owner(),
+                path: work.path,
+            });
             match self.claim(&again, self.owner(), None).await {
                 ClaimResult::Granted { epoch } => claim = Some(Claim { owner: self.owner(), epoch }),
                 ClaimResult::Refused { .. } => refused = true,
