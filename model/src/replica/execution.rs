@@ -87,8 +87,11 @@ pub struct LaneInbox {
     /// The execution in flight on the lane, if any: what its exit path needs.
     pub in_flight: Rc<RefCell<Option<InFlight>>>,
     /// The current worker task and the switch that aborts it.
-    worker: Rc<RefCell<Option<(TaskId, Sender<()>)>>>,
+    worker: Rc<RefCell<Option<Worker>>>,
 }
+
+/// A lane's running worker task and the switch that aborts it.
+type Worker = (TaskId, Sender<()>);
 
 /// The lane's record of its execution in flight — the explicit state an awaited exit path
 /// runs from, since a dropped future's destructor cannot await. Updated only between
