@@ -169,6 +169,11 @@ impl ExecutionLane {
     /// lane ⇒ already serialised" (R11, R20) true across an abort.
     pub async fn run(self) {
         let lane = Rc::new(self);
+        if lane.ctx.faults().cancel.abort_per_tick.is_never() {
+            // Nothing aborts workers in this seed: the lane's task is its only worker, and
+            // pays nothing for the supervision it does not need.
+            return lane.work().await;
+        }
         let node = executor::current_node();
         loop {
             let (abort, aborted) = oneshot::<()>();
