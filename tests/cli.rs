@@ -72,7 +72,7 @@ fn list_mutants_names_every_mutant() {
     assert_eq!(code, 0);
     let rows: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
     assert_eq!(rows.len(), sutra_sim_model::MUTANTS.len());
-    assert_eq!(rows.len(), 25, "the nineteen of DESIGN.md §7 and the six of issue #12");
+    assert_eq!(rows.len(), 27, "the nineteen of DESIGN.md §7, the six of issue #12 and two of issue #13");
 }
 
 #[test]
