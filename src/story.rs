@@ -458,6 +458,7 @@ fn exit_text(exit: &Exit) -> &'static str {
         Exit::LostClaim => "lost its claim (commit rejected)",
         Exit::Migrated => "migrated",
         Exit::LaneError => "lane refused a reentrant call",
+        Exit::Cancelled => "cancelled while its process lived, released",
     }
 }
 

@@ -51,6 +51,39 @@ pub enum Exit {
     Migrated,
     /// The lane refused a reentrant call (the model's own bug), and the execution gave up.
     LaneError,
+    /// The execution was cancelled while its process lived (its task aborted, or its step
+    /// past the per-step timeout), and released on the way out.
+    Cancelled,
+}
+
+/// An execution lane's store calls: the ones made over the faulty request/reply boundary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StoreCall {
+    /// The claim's conditional update.
+    Claim,
+    /// A read of the row (rehydration, or resolving an ambiguous commit).
+    Read,
+    /// The step commit.
+    Commit,
+    /// An explicit release.
+    Release,
+}
+
+/// What struck a store call at its boundary (the `store-replies` fault).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CallFault {
+    /// The request was lost: the store applied nothing.
+    RequestLost,
+    /// The reply was lost after the store applied the call.
+    ReplyLost,
+    /// The caller's process froze just before sending the request.
+    PausedBefore,
+    /// The caller's process froze just after the reply arrived.
+    PausedAfter,
+    /// The caller's process died just before sending the request.
+    CrashedBefore,
+    /// The caller's process died just after the reply arrived.
+    CrashedAfter,
 }
 
 /// The trigger a commit names: what drove the step (R25). The store records it; a checker
@@ -297,6 +330,12 @@ pub enum ModelEvent {
     /// that did it: the submitter of a `Submitted` item, the lane's worker for a turn.
     Lane { process: ProcessId, component: Component, action: LaneAction, task: Option<u64> },
 
+    /// The environment struck a lane's store call (the network lost its request or reply,
+    /// or the caller froze or died at its boundary); `task` is the calling task.
+    CallStruck { instance: InstanceId, exec: ExecId, call: StoreCall, fault: CallFault, task: Option<u64> },
+    /// The runtime aborted the task of a replica's execution lane while the process lived
+    /// (the `cancel` fault); `task` names the aborted task.
+    TaskAborted { replica: u32, process: ProcessId, lane: u16, task: u64 },
     /// A replica process was killed.
     ReplicaCrashed { replica: u32, process: ProcessId },
     /// A replica came back as a new process.
@@ -414,6 +453,8 @@ impl ModelEvent {
             // and ends — not what the model says about its lanes.
             InstanceStarted { .. }
             | Lane { .. }
+            | CallStruck { .. }
+            | TaskAborted { .. }
             | ReplicaCrashed { .. }
             | ReplicaRestarted { .. }
             | ReplicaPaused { .. }
@@ -539,6 +580,10 @@ impl ModelEvent {
             tag::TIMER_DEFERRED => TimerDeferred { instance, expects: 0, attempt: 1, due_ns: 0, task: None },
             tag::SWEEP_SELECTED => SweepSelected { by: process, stale: 0, lease_held: false, task: None },
             tag::SWEEP_CLEAR_MISSED => SweepClearMissed { instance, by: process, epoch: 0, task: None },
+            tag::CALL_STRUCK => {
+                CallStruck { instance, exec, call: StoreCall::Commit, fault: CallFault::ReplyLost, task: None }
+            }
+            tag::TASK_ABORTED => TaskAborted { replica: 0, process, lane: 0, task: 0 },
             _ => return None,
         })
     }
@@ -547,7 +592,7 @@ impl ModelEvent {
 /// Event tags ([`EventKind::tag`]): one per variant, for checkers' interest masks.
 pub mod tag {
     /// How many tags there are: every tag is below this, and every number below it is a tag.
-    pub const COUNT: u8 = 45;
+    pub const COUNT: u8 = 47;
 
     /// The kebab-case name of the events with tag `tag` (as [`sutra_sim_core::EventKind::name`]
     /// gives it), or `None` if no event has that tag.
@@ -658,6 +703,10 @@ pub mod tag {
     pub const SWEEP_CLEAR_MISSED: u8 = 43;
     /// [`super::ModelEvent::TimeoutSkewed`].
     pub const TIMEOUT_SKEWED: u8 = 44;
+    /// [`super::ModelEvent::CallStruck`].
+    pub const CALL_STRUCK: u8 = 45;
+    /// [`super::ModelEvent::TaskAborted`].
+    pub const TASK_ABORTED: u8 = 46;
 }
 
 impl EventKind for ModelEvent {
@@ -706,6 +755,8 @@ impl EventKind for ModelEvent {
             ModelEvent::BindingChanged { .. } => "binding-changed",
             ModelEvent::SnapshotUsed { .. } => "snapshot-used",
             ModelEvent::Lane { .. } => "lane",
+            ModelEvent::CallStruck { .. } => "call-struck",
+            ModelEvent::TaskAborted { .. } => "task-aborted",
             ModelEvent::ReplicaCrashed { .. } => "replica-crashed",
             ModelEvent::ReplicaRestarted { .. } => "replica-restarted",
             ModelEvent::ReplicaPaused { .. } => "replica-paused",
@@ -753,7 +804,8 @@ impl EventKind for ModelEvent {
             | MigrationCommitted { instance, .. }
             | MigrationRequested { instance, .. }
             | BindingChanged { instance, .. }
-            | SnapshotUsed { instance, .. } => Some(u64::from(instance.0)),
+            | SnapshotUsed { instance, .. }
+            | CallStruck { instance, .. } => Some(u64::from(instance.0)),
             _ => None,
         }
     }
@@ -802,6 +854,8 @@ impl EventKind for ModelEvent {
             ModelEvent::BindingChanged { .. } => tag::BINDING_CHANGED,
             ModelEvent::SnapshotUsed { .. } => tag::SNAPSHOT_USED,
             ModelEvent::Lane { .. } => tag::LANE,
+            ModelEvent::CallStruck { .. } => tag::CALL_STRUCK,
+            ModelEvent::TaskAborted { .. } => tag::TASK_ABORTED,
             ModelEvent::ReplicaCrashed { .. } => tag::REPLICA_CRASHED,
             ModelEvent::ReplicaRestarted { .. } => tag::REPLICA_RESTARTED,
             ModelEvent::ReplicaPaused { .. } => tag::REPLICA_PAUSED,
@@ -833,6 +887,7 @@ impl ModelEvent {
             | CommitRejected { exec, .. }
             | Released { exec, .. }
             | ExecutionEnded { exec, .. }
+            | CallStruck { exec, .. }
             | MigrationRequested { exec, .. } => Some(*exec),
             RowWritten { by, .. } => *by,
             _ => None,

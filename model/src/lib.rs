@@ -104,6 +104,7 @@ pub fn setup(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<ModelE
             faults::lease::pause_mid_sweep(&world, process);
         }
     }));
+    faults::install_boundary_strike(&world);
     let deps = world.replica_deps();
     for index in 0..scenario.topology.replicas {
         let deps = deps.clone();
@@ -274,6 +275,25 @@ mod tests {
             view
         });
         store.upgrade().is_some()
+    }
+
+    #[test]
+    fn the_mutants_of_lost_replies_and_cancellation_are_caught_by_their_expected_checkers() {
+        let scenario = Scenario::built_in("real-world").unwrap();
+        for mutant in [Mutant::AmbiguousCommitAsFailure, Mutant::NoReleaseOnCancel] {
+            let info = mutant.info();
+            let killed = (0..40).find(|&seed| info.killed_by(&run_for_kill(&scenario, seed, info).unwrap().verdict));
+            assert!(killed.is_some(), "{} survived 40 seeds of real-world", info.name);
+        }
+    }
+
+    #[test]
+    fn the_correct_model_survives_lost_replies_cancellation_and_strikes_at_store_calls() {
+        let scenario = Scenario::built_in("real-world").unwrap();
+        for seed in 0..30 {
+            let verdict = run(&scenario, &RunOptions::seeded(seed)).verdict;
+            assert!(matches!(verdict, sutra_sim_core::Verdict::Pass), "seed {seed}: {verdict:?}");
+        }
     }
 
     #[test]

@@ -58,6 +58,8 @@ pub fn record(event: &ModelEvent) {
         | E::SnapshotUsed { .. }
         | E::ReplicaRestarted { .. } => emit!(debug, "sutra_sim_model::replica"),
         E::ReplicaCrashed { .. }
+        | E::CallStruck { .. }
+        | E::TaskAborted { .. }
         | E::ReplicaPaused { .. }
         | E::ReplicaResumed { .. }
         | E::ClockSkewed { .. }
@@ -89,7 +91,8 @@ fn exec_of(event: &ModelEvent) -> Option<u32> {
         | E::ExecutionEnded { exec, .. }
         | E::MigrationRequested { exec, .. }
         | E::StoreRead { exec, .. }
-        | E::MigrationCommitted { exec, .. } => Some(exec.0),
+        | E::MigrationCommitted { exec, .. }
+        | E::CallStruck { exec, .. } => Some(exec.0),
         E::RowWritten { by, .. } => by.map(|e| e.0),
         _ => None,
     }

@@ -80,6 +80,14 @@ pub enum Mutant {
     /// frozen, whose deliveries the broker took back — when its queued copy then fails
     /// (breaks R4).
     QueuedCopyAcked,
+    /// A store call that times out is taken as failed: an ambiguous commit is reported as a
+    /// failed step — released and retried — though the store may have applied it (breaks
+    /// R8, R9: the exit of a step that did not commit).
+    AmbiguousCommitAsFailure,
+    /// An aborted execution's future is dropped and nothing else happens: a destructor
+    /// cannot await, so its claim is left to the sweeper while the process lives (breaks
+    /// R9, R22).
+    NoReleaseOnCancel,
 }
 
 /// What a mutant breaks and who is expected to catch it.
@@ -104,7 +112,7 @@ pub struct MutantInfo {
 }
 
 /// Every mutant, in the order of DESIGN.md §7.
-pub const MUTANTS: [MutantInfo; 28] = [
+pub const MUTANTS: [MutantInfo; 30] = [
     MutantInfo {
         mutant: Mutant::PerProcessOwner,
         name: "per-process-owner",
@@ -328,6 +336,22 @@ pub const MUTANTS: [MutantInfo; 28] = [
         caught_by: "eventual-completion",
         description: "a delivery of a message already queued for a lane of the process is acked unseen",
         deep: true,
+    },
+    MutantInfo {
+        mutant: Mutant::AmbiguousCommitAsFailure,
+        name: "ambiguous-commit-as-failure",
+        rules: "R8, R9",
+        caught_by: "commit-once",
+        description: "a commit whose reply was lost is reported failed: released and retried",
+        deep: false,
+    },
+    MutantInfo {
+        mutant: Mutant::NoReleaseOnCancel,
+        name: "no-release-on-cancel",
+        rules: "R9, R22",
+        caught_by: "live-leak",
+        description: "an aborted execution's future is dropped without an awaited release",
+        deep: false,
     },
 ];
 

@@ -361,7 +361,7 @@ impl Scenario {
     }
 
     /// Every duration of the scenario with its key, for validation.
-    fn durations(&self) -> [(&'static str, Duration); 27] {
+    fn durations(&self) -> [(&'static str, Duration); 30] {
         let (w, t, f) = (&self.workload, &self.timeouts, &self.faults);
         [
             ("workload.step_duration_max", w.step_duration_max),
@@ -388,6 +388,9 @@ impl Scenario {
             ("faults.store.latency_spike_max", f.store.latency_spike_max),
             ("faults.store.unavailable_max", f.store.unavailable_max),
             ("faults.timer_jitter.late_max", f.timer_jitter.late_max),
+            ("faults.store_replies.client_timeout", f.store_replies.client_timeout),
+            ("faults.store_replies.boundary_pause_max", f.store_replies.boundary_pause_max),
+            ("faults.cancel.step_timeout", f.cancel.step_timeout),
             ("phases.heal_at", self.phases.heal_at),
             ("run.sim_time_max", self.run.sim_time_max),
             ("run.stall_bound", self.run.stall_bound),
@@ -487,6 +490,17 @@ impl Scenario {
                 "faults.store.unavailable_max ({}) must stay below the store client's retry horizon ({})",
                 format_duration(self.faults.store.unavailable_max),
                 format_duration(crate::spec::RETRY_HORIZON)
+            ));
+        }
+        let replies = &self.faults.store_replies;
+        if replies.client_timeout.is_zero() {
+            return Err("faults.store_replies.client_timeout must be more than 0: a client gives up on a call only after waiting".into());
+        }
+        if replies.client_timeout * 4 > tt.claim_timeout {
+            return Err(format!(
+                "faults.store_replies.client_timeout ({}) must be far below timeouts.claim_timeout ({}): an exit path that outlives the claim timeout is a live-but-slow owner",
+                format_duration(replies.client_timeout),
+                format_duration(tt.claim_timeout)
             ));
         }
         if self.phases.heal_at >= self.run.sim_time_max {

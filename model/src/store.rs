@@ -24,7 +24,7 @@ use sutra_sim_core::{SimTime, Tracer};
 
 use crate::broker::{Broker, Relay};
 use crate::dense::DenseMap;
-use crate::event::{ModelEvent, TriggerRef, WriteKind};
+use crate::event::{ModelEvent, StoreCall, TriggerRef, WriteKind};
 use crate::faults::store::{Refusal, StoreFaults};
 use crate::ids::{ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
 use crate::spec::{RETRY_ATTEMPTS_MAX, RETRY_BACKOFF_BASE, RETRY_BACKOFF_MAX};
@@ -54,6 +54,10 @@ pub struct InstanceRow {
     /// each grant is told apart from every other. Invariant: only a grant changes it, and
     /// it only grows.
     pub epoch: u64,
+    /// The step history: `committed_under[v]` is the claim epoch under which the step
+    /// taking version v to v+1 was committed. Invariant: one entry per committed step, only
+    /// a commit appends, nothing rewrites an entry.
+    pub committed_under: Vec<u64>,
     /// Waiting on a pull worker's task.
     pub parked: bool,
     /// Steps in all.
@@ -172,6 +176,35 @@ pub struct Claim {
     pub epoch: u64,
 }
 
+/// What a call over the faulty request/reply boundary came back with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reply<T> {
+    /// The store's answer arrived.
+    Answered(T),
+    /// No answer within the client's timeout: the request or the reply was lost. The call
+    /// may or may not have been applied.
+    TimedOut,
+}
+
+impl<T> Reply<T> {
+    /// The answer of a call made over the reliable path, which always arrives.
+    fn reliable(self) -> T {
+        match self {
+            Reply::Answered(answer) => answer,
+            Reply::TimedOut => unreachable!("a reliable store call never times out"),
+        }
+    }
+}
+
+/// A lane's call over the faulty boundary: which call, for which instance and execution
+/// (what the environment's witness of a lost request or reply names).
+#[derive(Clone, Copy, Debug)]
+struct Wire {
+    call: StoreCall,
+    instance: InstanceId,
+    exec: ExecId,
+}
+
 /// The task making the current store call, as the executor witnesses it.
 fn sender() -> Option<u64> {
     executor::current_task().map(|t| t.number())
@@ -287,6 +320,40 @@ impl Store {
         panic!("the store refused {RETRY_ATTEMPTS_MAX} calls in a row, past the retry horizon");
     }
 
+    /// The request half of a call and its boundary faults: the caller may be struck just
+    /// before sending, and a lossy call's request may be lost (the client then waits out
+    /// its timeout). Returns `None` if the request was lost (nothing is applied), else how
+    /// many of the client's attempts the store aborted before it took one.
+    async fn send(&self, wire: Option<Wire>) -> Option<u32> {
+        let Some(w) = wire else {
+            return Some(self.request().await);
+        };
+        self.faults.at_boundary(w.call, w.instance, w.exec, true).await;
+        let aborted = self.request().await;
+        if self.faults.request_lost(w.call, w.instance, w.exec) {
+            sleep(self.faults.client_timeout()).await;
+            return None;
+        }
+        Some(aborted)
+    }
+
+    /// The reply half of a call applied by the store: a lossy call's reply may be lost
+    /// (the client waits out its timeout, not knowing it was applied), and the caller may
+    /// be struck just after the reply arrives.
+    async fn answer<T>(&self, wire: Option<Wire>, answer: T) -> Reply<T> {
+        let Some(w) = wire else {
+            self.latency().await;
+            return Reply::Answered(answer);
+        };
+        if self.faults.reply_lost(w.call, w.instance, w.exec) {
+            sleep(self.faults.client_timeout()).await;
+            return Reply::TimedOut;
+        }
+        self.latency().await;
+        self.faults.at_boundary(w.call, w.instance, w.exec, false).await;
+        Reply::Answered(answer)
+    }
+
     /// Adds an instance row (setup only; no latency).
     pub fn create_instance(&self, plan: Vec<Trigger>) -> InstanceId {
         let mut s = self.state.borrow_mut();
@@ -297,6 +364,7 @@ impl Store {
             claimed_at: SimTime::ZERO,
             version: 0,
             epoch: 0,
+            committed_under: Vec::new(),
             parked: false,
             steps,
             plan,
@@ -330,7 +398,40 @@ impl Store {
         path: ResumePath,
         client_now: Option<SimTime>,
     ) -> ClaimResult {
-        self.request().await;
+        self.claim_via(None, instance, exec, owner, process, path, client_now).await.reliable()
+    }
+
+    /// [`Store::claim_judged_at`] over the faulty request/reply boundary of an execution
+    /// lane's calls (the `store-replies` fault): `TimedOut` if the request or its reply was
+    /// lost — the grant may or may not have been written.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn claim_over_wire(
+        &self,
+        instance: InstanceId,
+        exec: ExecId,
+        owner: OwnerId,
+        process: Option<ProcessId>,
+        path: ResumePath,
+        client_now: Option<SimTime>,
+    ) -> Reply<ClaimResult> {
+        let wire = Some(Wire { call: StoreCall::Claim, instance, exec });
+        self.claim_via(wire, instance, exec, owner, process, path, client_now).await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn claim_via(
+        &self,
+        wire: Option<Wire>,
+        instance: InstanceId,
+        exec: ExecId,
+        owner: OwnerId,
+        process: Option<ProcessId>,
+        path: ResumePath,
+        client_now: Option<SimTime>,
+    ) -> Reply<ClaimResult> {
+        if self.send(wire).await.is_none() {
+            return Reply::TimedOut;
+        }
         let result = {
             let mut s = self.state.borrow_mut();
             let now = executor::now();
@@ -374,15 +475,31 @@ impl Store {
         if let ClaimResult::Refused { holder } = result {
             self.tracer.emit(ModelEvent::ClaimRefused { instance, exec, owner, path, holder, task: sender() });
         }
-        self.latency().await;
-        result
+        self.answer(wire, result).await
     }
 
     /// Reads the row's committed version and whether the instance completed, for `exec`
     /// acting under `claim` (which the store records, and does not check: a read changes
     /// nothing).
     pub async fn read(&self, instance: InstanceId, exec: ExecId, claim: Claim) -> (u64, bool) {
-        self.request().await;
+        self.read_via(None, instance, exec, claim).await.reliable()
+    }
+
+    /// [`Store::read`] over the faulty boundary of a lane's calls.
+    pub async fn read_over_wire(&self, instance: InstanceId, exec: ExecId, claim: Claim) -> Reply<(u64, bool)> {
+        self.read_via(Some(Wire { call: StoreCall::Read, instance, exec }), instance, exec, claim).await
+    }
+
+    async fn read_via(
+        &self,
+        wire: Option<Wire>,
+        instance: InstanceId,
+        exec: ExecId,
+        claim: Claim,
+    ) -> Reply<(u64, bool)> {
+        if self.send(wire).await.is_none() {
+            return Reply::TimedOut;
+        }
         let (version, completed, owner, epoch) = {
             let s = self.state.borrow();
             let r = &s.instances[instance.0 as usize];
@@ -398,8 +515,7 @@ impl Store {
             version,
             task: sender(),
         });
-        self.latency().await;
-        (version, completed)
+        self.answer(wire, (version, completed)).await
     }
 
     /// The step commit: writes version `based_on + 1`, the next trigger's row, and (if
@@ -414,8 +530,36 @@ impl Store {
         spec: CommitSpec,
         timer_delay: Duration,
     ) -> Result<Option<Trigger>, Option<OwnerId>> {
+        self.commit_via(None, instance, exec, claim, spec, timer_delay).await.reliable()
+    }
+
+    /// [`Store::commit`] over the faulty boundary of a lane's calls: `TimedOut` is an
+    /// ambiguous outcome — the commit may have been applied (see [`Store::committed_under`]).
+    pub async fn commit_over_wire(
+        &self,
+        instance: InstanceId,
+        exec: ExecId,
+        claim: Claim,
+        spec: CommitSpec,
+        timer_delay: Duration,
+    ) -> Reply<Result<Option<Trigger>, Option<OwnerId>>> {
+        let wire = Some(Wire { call: StoreCall::Commit, instance, exec });
+        self.commit_via(wire, instance, exec, claim, spec, timer_delay).await
+    }
+
+    async fn commit_via(
+        &self,
+        wire: Option<Wire>,
+        instance: InstanceId,
+        exec: ExecId,
+        claim: Claim,
+        spec: CommitSpec,
+        timer_delay: Duration,
+    ) -> Reply<Result<Option<Trigger>, Option<OwnerId>>> {
         let owner = claim.owner;
-        let aborted = self.request().await;
+        let Some(aborted) = self.send(wire).await else {
+            return Reply::TimedOut;
+        };
         // The careless retry: "the transaction that aborted may have got as far as releasing
         // our claim", so the statement sent again also matches a row nobody owns.
         let free_row_is_ours = self.retry_accepts_free_row && aborted > 0;
@@ -431,6 +575,10 @@ impl Store {
                 let version_before = row.version;
                 assert!(spec.based_on < u64::from(row.steps), "a commit past the last step of instance {}", instance.0);
                 row.version = spec.based_on + 1;
+                // A commit based on an older version rewrites history (only careless code
+                // commits so); the history keeps the latest writer of each step.
+                row.committed_under.truncate(spec.based_on as usize);
+                row.committed_under.push(claim.epoch);
                 if spec.release {
                     row.owner = None;
                 }
@@ -503,13 +651,24 @@ impl Store {
                 task: sender(),
             });
         }
-        self.latency().await;
-        outcome
+        self.answer(wire, outcome).await
     }
 
     /// Releases the claim if `owner` still holds it. Returns whether it matched.
     pub async fn release(&self, instance: InstanceId, exec: ExecId, claim: Claim) -> bool {
-        self.request().await;
+        self.release_via(None, instance, exec, claim).await.reliable()
+    }
+
+    /// [`Store::release`] over the faulty boundary of a lane's calls. A release is safe to
+    /// repeat: it matches only while the row still shows the releaser's owner id.
+    pub async fn release_over_wire(&self, instance: InstanceId, exec: ExecId, claim: Claim) -> Reply<bool> {
+        self.release_via(Some(Wire { call: StoreCall::Release, instance, exec }), instance, exec, claim).await
+    }
+
+    async fn release_via(&self, wire: Option<Wire>, instance: InstanceId, exec: ExecId, claim: Claim) -> Reply<bool> {
+        if self.send(wire).await.is_none() {
+            return Reply::TimedOut;
+        }
         let (released, current_epoch) = self.release_now(instance, exec, claim.owner, WriteKind::Release);
         self.tracer.emit(ModelEvent::Released {
             instance,
@@ -520,8 +679,40 @@ impl Store {
             released,
             task: sender(),
         });
-        self.latency().await;
-        released
+        self.answer(wire, released).await
+    }
+
+    /// Reads which claim epoch committed the step taking `instance` from version `based_on`
+    /// to the next (`None`: not committed yet), for `exec` acting under `claim` — how a
+    /// client resolves a commit whose reply it never got: the step history tells its own
+    /// epoch from anybody else's. A read: it changes nothing, and is witnessed like one.
+    pub async fn committed_under(
+        &self,
+        instance: InstanceId,
+        exec: ExecId,
+        claim: Claim,
+        based_on: u64,
+    ) -> Reply<Option<u64>> {
+        let wire = Some(Wire { call: StoreCall::Read, instance, exec });
+        if self.send(wire).await.is_none() {
+            return Reply::TimedOut;
+        }
+        let (committed, owner, epoch, version) = {
+            let s = self.state.borrow();
+            let r = &s.instances[instance.0 as usize];
+            (r.committed_under.get(based_on as usize).copied(), r.owner, r.epoch, r.version)
+        };
+        self.tracer.emit(ModelEvent::StoreRead {
+            instance,
+            exec,
+            claim_owner: claim.owner,
+            claim_epoch: claim.epoch,
+            owner,
+            epoch,
+            version,
+            task: sender(),
+        });
+        self.answer(wire, committed).await
     }
 
     /// A migration's write: conditional on ownership, records the routing change and

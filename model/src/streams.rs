@@ -25,6 +25,8 @@ pub const PULL: Stream = Stream(10);
 pub const ROUTING: Stream = Stream(11);
 /// The phases of the periodic roles and the instants of the fault ticks.
 pub const PHASES: Stream = Stream(12);
+/// The store's request/reply boundary: lost requests and replies, callers struck at a call.
+pub const WIRE: Stream = Stream(13);
 
 /// A duration in `[0, max]` drawn in whole milliseconds from `stream`; 0 is the simplest.
 pub fn millis_up_to(stream: Stream, max: std::time::Duration) -> std::time::Duration {

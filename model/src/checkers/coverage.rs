@@ -8,7 +8,7 @@ use std::sync::Arc;
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
 use crate::dense::{DenseMap, DenseSet};
-use crate::event::ModelEvent;
+use crate::event::{CallFault, Exit, ModelEvent, StoreCall};
 use crate::faults::kind::FaultKind;
 use crate::ids::{Code, ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
 use crate::scenario::Scenario;
@@ -57,11 +57,19 @@ pub enum Situation {
     /// A consumer held as many unsettled deliveries as its prefetch window allows (broker
     /// witnesses): flow control bound.
     PrefetchWindowFull,
+    /// A commit whose reply was lost was resolved as committed (its execution ended committed).
+    AmbiguousCommitResolved,
+    /// The store granted a claim to the owner already holding it (R10, R21).
+    SameOwnerReclaimGranted,
+    /// An execution cancelled while its process lived released its claim on the way out.
+    CancelledExecutionReleased,
+    /// A caller's process froze or died just before a store request or just after a reply.
+    CallerStruckAtStoreCall,
     /// A fault of this kind was injected.
     Fault(FaultKind),
 }
 
-const SITUATIONS: [(Situation, &str, &str); 21] = [
+const SITUATIONS: [(Situation, &str, &str); 25] = [
     (Situation::RelayRefused, "sometimes-relay-refused", "a refused relay was requeued"),
     (Situation::TimerDeferred, "sometimes-timer-deferred", "a refused timer fire was deferred"),
     (Situation::Admin409, "sometimes-admin-409", "a migration was answered 409"),
@@ -123,6 +131,26 @@ const SITUATIONS: [(Situation, &str, &str); 21] = [
         "sometimes-prefetch-window-full",
         "a consumer held a full prefetch window of unsettled deliveries",
     ),
+    (
+        Situation::AmbiguousCommitResolved,
+        "sometimes-ambiguous-commit-resolved",
+        "a commit whose reply was lost was recognised as committed",
+    ),
+    (
+        Situation::SameOwnerReclaimGranted,
+        "sometimes-same-owner-reclaim-granted",
+        "a claim was granted re-entrantly to the owner already holding it",
+    ),
+    (
+        Situation::CancelledExecutionReleased,
+        "sometimes-cancelled-execution-released",
+        "an execution cancelled while its process lived released its claim",
+    ),
+    (
+        Situation::CallerStruckAtStoreCall,
+        "sometimes-caller-struck-at-store-call",
+        "a process froze or died just before a store request or just after its reply",
+    ),
 ];
 
 /// One sometimes-property and the little state it needs.
@@ -147,6 +175,8 @@ pub struct Coverage {
     taken_from_silent: DenseSet<crate::ids::MessageId>,
     /// Unsettled deliveries per consumer, booked as `prefetch-window` books them.
     window: super::prefetch_window::PrefetchWindow,
+    /// Executions marked on the way to the situation (a lost commit reply, a release).
+    marked: DenseSet<ExecId>,
 }
 
 /// One property per fault kind, from the fault table: the kind was injected.
@@ -193,6 +223,7 @@ impl Coverage {
             mid_sweep: DenseSet::new(),
             taken_from_silent: DenseSet::new(),
             window: Default::default(),
+            marked: DenseSet::new(),
         }
     }
 
@@ -308,6 +339,31 @@ impl Coverage {
                 self.taken_from_silent.contains(*message)
             }
             (Situation::SkewedTimeoutFired, E::TimeoutSkewed { .. }) => true,
+            // Witnessed loss (the environment), narrative end: only the execution knows how
+            // it resolved what it never heard.
+            (
+                Situation::AmbiguousCommitResolved,
+                E::CallStruck { exec, call: StoreCall::Commit, fault: CallFault::ReplyLost, .. },
+            ) => {
+                self.marked.insert(*exec);
+                false
+            }
+            (Situation::AmbiguousCommitResolved, E::ExecutionEnded { exec, exit: Exit::Committed, .. }) => {
+                self.marked.contains(*exec)
+            }
+            (Situation::SameOwnerReclaimGranted, E::ClaimGranted { owner, previous: Some(previous), .. }) => {
+                previous == owner
+            }
+            (Situation::CancelledExecutionReleased, E::Released { exec, released: true, .. }) => {
+                self.marked.insert(*exec);
+                false
+            }
+            (Situation::CancelledExecutionReleased, E::ExecutionEnded { exec, exit: Exit::Cancelled, .. }) => {
+                self.marked.contains(*exec)
+            }
+            (Situation::CallerStruckAtStoreCall, E::CallStruck { fault, .. }) => {
+                !matches!(fault, CallFault::RequestLost | CallFault::ReplyLost)
+            }
             (Situation::Fault(kind), E::FaultInjected { fault, .. }) => kind == *fault,
             _ => false,
         }
@@ -339,6 +395,10 @@ impl Checker<ModelEvent, ModelView> for Coverage {
             Situation::PausedConsumerRedelivered => &[RELAY_RECLAIMED, RELAY_DELIVERED],
             Situation::SkewedTimeoutFired => &[TIMEOUT_SKEWED],
             Situation::PrefetchWindowFull => &[RELAY_DELIVERED, RELAY_ACKED, RELAY_REQUEUED, RELAY_RECLAIMED],
+            Situation::AmbiguousCommitResolved => &[CALL_STRUCK, EXECUTION_ENDED],
+            Situation::SameOwnerReclaimGranted => &[CLAIM_GRANTED],
+            Situation::CancelledExecutionReleased => &[RELEASED, EXECUTION_ENDED],
+            Situation::CallerStruckAtStoreCall => &[CALL_STRUCK],
             Situation::Fault(_) => &[FAULT_INJECTED],
         };
         sutra_sim_core::tag_mask(tags)
@@ -436,6 +496,15 @@ pub fn expected(scenario: &Scenario) -> Vec<&'static str> {
             // most 5 unsettled in sweeps); process-pause runs with a window of 2 so that flow
             // control is exercised, and checked, somewhere.
             Situation::PrefetchWindowFull => scenario.topology.prefetch <= 2 && w.relay_weight > 0,
+            // A lost reply on a commit, or on a grant whose claim is then sent again.
+            Situation::AmbiguousCommitResolved | Situation::SameOwnerReclaimGranted => {
+                !f.store_replies.reply_lost_per_call.is_never()
+            }
+            Situation::CancelledExecutionReleased => on(FaultKind::Cancel),
+            Situation::CallerStruckAtStoreCall => {
+                !f.store_replies.boundary_pause_per_call.is_never()
+                    || !f.store_replies.boundary_crash_per_call.is_never()
+            }
             Situation::Fault(kind) => on(kind),
         };
         if expected {
@@ -452,7 +521,6 @@ mod tests {
 
     /// A hand-made history that reaches `situation`.
     fn history_reaching(situation: Situation) -> Vec<ModelEvent> {
-        use crate::event::Exit;
         use crate::ids::MessageId;
         use ModelEvent as E;
         let i = InstanceId(0);
@@ -585,6 +653,37 @@ mod tests {
                     duplicate: false,
                 })
                 .collect(),
+            Situation::AmbiguousCommitResolved => vec![E::CallStruck {
+                instance: i,
+                exec: e,
+                call: StoreCall::Commit,
+                fault: CallFault::ReplyLost,
+                task: None,
+            }],
+            Situation::SameOwnerReclaimGranted => {
+                vec![E::ClaimGranted {
+                    instance: i,
+                    exec: e,
+                    owner,
+                    process: Some(p),
+                    path: ResumePath::Relay,
+                    previous: Some(owner),
+                    stale_age_ns: None,
+                    epoch: 2,
+                    task: None,
+                }]
+            }
+            Situation::CancelledExecutionReleased => vec![
+                E::Released { instance: i, exec: e, owner, epoch: 1, current_epoch: 1, released: true, task: None },
+                E::ExecutionEnded { instance: i, exec: e, exit: Exit::Cancelled },
+            ],
+            Situation::CallerStruckAtStoreCall => vec![E::CallStruck {
+                instance: i,
+                exec: e,
+                call: StoreCall::Read,
+                fault: CallFault::PausedAfter,
+                task: None,
+            }],
             Situation::Fault(fault) => vec![E::FaultInjected { fault, replica: None, detail_ns: 0, task: None }],
         }
         .into_iter()

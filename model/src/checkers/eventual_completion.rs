@@ -86,6 +86,7 @@ mod tests {
             steps: 2,
             plan: vec![Trigger::Relay, Trigger::Relay],
             epoch: 1,
+            committed_under: vec![1; version as usize],
         });
         ModelView::new(
             Rc::new(crate::ctx::Config { scenario: s.clone(), faults: s.faults.clone() }),

@@ -4,6 +4,7 @@
 
 pub mod bindings_consistent;
 pub mod commit_by_owner;
+pub mod commit_once;
 pub mod coverage;
 pub mod eventual_completion;
 pub mod exits_release;
@@ -11,6 +12,7 @@ pub mod faults_applied;
 pub mod lane_contract;
 pub mod lease_exclusive;
 pub mod linear_history;
+pub mod live_leak;
 pub mod no_double_resume;
 pub mod no_stale_snapshot;
 pub mod one_trigger_one_step;
@@ -60,6 +62,8 @@ pub fn built_in() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
         bindings_consistent::spec(),
         prefetch_window::spec(),
         faults_applied::spec(),
+        commit_once::spec(),
+        live_leak::spec(),
         eventual_completion::spec(),
         quiet_bounce_meter::spec(),
     ]

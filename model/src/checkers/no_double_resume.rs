@@ -15,7 +15,9 @@
 //! - a read under an epoch superseded *within the same owner's unbroken tenure* is the same
 //!   owner acting in two places (a re-entrant grant went to someone else);
 //! - a re-entrant grant (the row already ours) sent by a different task than the one that
-//!   holds the current epoch is one owner id on two lanes: the double resume R11 forbids.
+//!   holds the current epoch is one owner id on two lanes: the double resume R11 forbids —
+//!   unless the executor witnessed that holder task aborted (`TaskAborted`): then the
+//!   sender is the lane's next worker, serialised after it.
 //!
 //! A read under a claim lost to a stale steal or a sweep is allowed: the live-but-slow
 //! owner's read changes nothing, and its write is what R19 stops (judged above, and by
@@ -55,6 +57,8 @@ pub struct NoDoubleResume {
     rows: DenseMap<InstanceId, Row>,
     /// Every grant witnessed: (instance, epoch) → the owner it went to.
     grants: BTreeMap<(InstanceId, u64), OwnerId>,
+    /// Tasks the executor witnessed aborted.
+    aborted: std::collections::BTreeSet<u64>,
 }
 
 /// The registration.
@@ -134,6 +138,7 @@ impl Checker<ModelEvent, ModelView> for NoDoubleResume {
             tag::COMMIT_ACCEPTED,
             tag::RELEASED,
             tag::MIGRATION_COMMITTED,
+            tag::TASK_ABORTED,
         ])
     }
 
@@ -147,10 +152,15 @@ impl Checker<ModelEvent, ModelView> for NoDoubleResume {
 
     fn on_event(&mut self, event: &Event<ModelEvent>, _view: &ModelView) -> Check {
         match &event.kind {
+            ModelEvent::TaskAborted { task, .. } => {
+                self.aborted.insert(*task);
+            }
             ModelEvent::ClaimGranted { instance, owner, epoch, task, .. } => {
-                let row = self.row(*instance);
+                let aborted = &self.aborted;
+                let row = self.rows.get_or_insert_with(*instance, Row::default);
+                let holder_aborted = row.task.is_some_and(|t| aborted.contains(&t));
                 let reentrant = row.owner == Some(*owner);
-                if reentrant && task.is_some() && row.task.is_some() && *task != row.task {
+                if reentrant && task.is_some() && row.task.is_some() && *task != row.task && !holder_aborted {
                     return Check::Fail(format!(
                         "instance {} re-claimed by {owner} from task {} while task {} holds epoch {} under the same owner: one owner id on two lanes (R11)",
                         instance.0,

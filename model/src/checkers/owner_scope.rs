@@ -8,7 +8,9 @@
 //! owner ⇒ same task", which the checker can see on the first request a second lane sends —
 //! without waiting for the two lanes to collide on one instance. A migration owner carries
 //! the administrative marker ([`OwnerId::is_migration`]); no lane may produce one (R15).
-//! Requests without a task witness are not judged. `Swept` names the owner it cleared, not
+//! An aborted task (`TaskAborted`, the executor's witness) hands its owner id to the next
+//! task that sends it: the lane's next worker, which its supervisor starts only after the
+//! aborted one ended. Requests without a task witness are not judged. `Swept` names the owner it cleared, not
 //! its sender, and is not read.
 //!
 //! A real bug that would still pass: a lane that hands an execution to a spawned helper
@@ -31,6 +33,8 @@ pub struct OwnerScope {
     sender: BTreeMap<OwnerId, u64>,
     /// Task → the first owner id it sent.
     sent: BTreeMap<u64, OwnerId>,
+    /// Tasks the executor witnessed aborted.
+    aborted: std::collections::BTreeSet<u64>,
 }
 
 /// The registration.
@@ -56,7 +60,11 @@ fn kind_text(o: OwnerId) -> &'static str {
 impl OwnerScope {
     fn sent_by(&mut self, owner: OwnerId, task: Option<u64>, what: &str) -> Check {
         let Some(task) = task else { return Check::Ok };
-        let first = *self.sender.entry(owner).or_insert(task);
+        let mut first = *self.sender.entry(owner).or_insert(task);
+        if first != task && self.aborted.contains(&first) {
+            self.sender.insert(owner, task);
+            first = task;
+        }
         if first != task {
             return Check::Fail(format!(
                 "owner {owner} sent a {what} from task {task}, but task {first} sends it too: one owner id in two places (R11)"
@@ -85,6 +93,7 @@ impl Checker<ModelEvent, ModelView> for OwnerScope {
             tag::COMMIT_REJECTED,
             tag::RELEASED,
             tag::MIGRATION_COMMITTED,
+            tag::TASK_ABORTED,
         ])
     }
 
@@ -98,6 +107,10 @@ impl Checker<ModelEvent, ModelView> for OwnerScope {
 
     fn on_event(&mut self, event: &Event<ModelEvent>, _view: &ModelView) -> Check {
         match &event.kind {
+            ModelEvent::TaskAborted { task, .. } => {
+                self.aborted.insert(*task);
+                Check::Ok
+            }
             ModelEvent::ClaimGranted { owner, task, .. } | ModelEvent::ClaimRefused { owner, task, .. } => {
                 self.sent_by(*owner, *task, "claim")
             }

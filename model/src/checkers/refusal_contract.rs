@@ -17,6 +17,9 @@
 //! - **R6, 409 touching nothing**: a refused migration's execution is never seen by the
 //!   store again: no read, write, release or migration commit.
 //!
+//! A refusal whose reply the environment lost (`CallStruck`, a lost reply of a claim) never
+//! reached the lane: it is no refusal the lane could react to, and its claim is sent again.
+//!
 //! R7 (the structured code) is not judged: the code is what the runtime answers its caller,
 //! and nothing in the model witnesses that answer.
 //!
@@ -98,6 +101,7 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
             RELAY_DELIVERED,
             TIMER_SCHEDULED,
             TIMER_DEFERRED,
+            CALL_STRUCK,
         ])
     }
 
@@ -138,6 +142,21 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
             }
         }
         match &event.kind {
+            ModelEvent::CallStruck {
+                exec,
+                instance,
+                call: crate::event::StoreCall::Claim,
+                fault: crate::event::CallFault::ReplyLost,
+                task,
+            } => {
+                // The refusal (if that is what the store answered) never reached the lane.
+                if self.refused.remove(*exec).is_some() {
+                    self.requeue_pending.retain(|t, p| !(t == task && p.instance == *instance));
+                    if self.deferral_pending.get(task) == Some(instance) {
+                        self.deferral_pending.remove(task);
+                    }
+                }
+            }
             ModelEvent::ClaimGranted { exec, instance, .. } | ModelEvent::ClaimRefused { exec, instance, .. }
                 if self.refused.contains_key(*exec) =>
             {

@@ -16,8 +16,8 @@ use sutra_sim_core::time::serde_duration;
 
 pub use super::options::FaultOptions;
 use super::options::{
-    AckLossOptions, BrokerOptions, ClockSkewOptions, LeaseOptions, MisrouteOptions, ProcessPauseOptions,
-    ReplicaCrashOptions, SlowStepOptions, StoreOptions, TimerJitterOptions,
+    AckLossOptions, BrokerOptions, CancelOptions, ClockSkewOptions, LeaseOptions, MisrouteOptions, ProcessPauseOptions,
+    ReplicaCrashOptions, SlowStepOptions, StoreOptions, StoreRepliesOptions, TimerJitterOptions,
 };
 
 /// Describes one fault kind; the rows of [`FaultKind::ALL`] in table order.
@@ -148,6 +148,10 @@ fault_table! {
         "the sweeper's lease holder dies or pauses", "a lease-holder fault was injected";
     AckLoss, ack_loss, "ack-loss", AckLossOptions,
         "a consumer's ack is lost; the broker redelivers the relay after its ack timeout", "an ack was lost";
+    StoreReplies, store_replies, "store-replies", StoreRepliesOptions,
+        "a store request is lost (nothing applied) or its reply is lost after the store applied it (ambiguous); the caller may freeze or die at a call's boundary", "a store request or reply was lost, or a caller struck at a store call";
+    Cancel, cancel, "cancel", CancelOptions,
+        "an execution is cancelled at an await point while its process lives: its task aborted, or its step past the per-step timeout", "an execution was cancelled";
 }
 
 impl FaultKind {

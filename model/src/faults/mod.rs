@@ -7,6 +7,7 @@
 //! injected: the store never loses a committed write, and its clock stays authoritative.
 
 pub mod broker;
+pub mod cancel;
 pub mod clock_skew;
 pub mod crash;
 pub mod kind;
@@ -64,7 +65,31 @@ pub async fn inject(world: Rc<World>) {
         clock_skew::maybe_step(&world);
         store::maybe_make_unavailable(world.store.faults());
         lease::maybe_hit_holder(&world);
+        cancel::maybe_abort(&world);
     }
+}
+
+/// Lets the store's boundary faults strike a caller's process: freeze it (up to the
+/// given span) or kill it, from the world's node, then let the caller go on — which a frozen
+/// process does once resumed, and a killed one never. Only a replica's current process is
+/// struck (not a zombie, not a pull worker). The store holds the world weakly: the world
+/// owns the store.
+pub fn install_boundary_strike(world: &Rc<World>) {
+    let weak = Rc::downgrade(world);
+    world.store.faults().set_boundary_strike(Rc::new(move |node, kill, pause, done| {
+        let Some(world) = weak.upgrade() else { return };
+        executor::spawn_daemon_on(sutra_sim_core::NodeId::WORLD, "fault:at-store-call", async move {
+            let index = world.cluster.slots.borrow().iter().position(|slot| slot.node == node);
+            if let Some(index) = index.filter(|_| executor::node_status(node) == NodeStatus::Alive) {
+                if kill {
+                    crash::crash(&world, index as u32, node);
+                } else {
+                    pause::pause_for(&world, index as u32, node, pause);
+                }
+            }
+            done.send(());
+        });
+    }));
 }
 
 /// Ends the faulty phase: no more faults, every paused replica (zombies included)

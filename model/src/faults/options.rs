@@ -240,6 +240,65 @@ impl Default for AckLossOptions {
     }
 }
 
+/// Store replies: the store is reached over a request/reply boundary that can fail. A lost
+/// request applied nothing; a lost reply hides a call the store did apply (an ambiguous
+/// outcome). Either way the client hears nothing and gives up after its timeout; what it
+/// does next is the model's to get right. Strikes the execution lanes' calls (claim, read,
+/// commit, release). Also: the calling process freezes or dies at the call's boundary, just
+/// before its request is sent or just after its reply arrives.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreRepliesOptions {
+    /// Chance per call that the request is lost on its way (nothing applied).
+    pub request_lost_per_call: Ratio,
+    /// Chance per call that the reply is lost after the store applied the call.
+    pub reply_lost_per_call: Ratio,
+    /// How long the client waits for a reply before it gives up on the call.
+    #[serde(with = "serde_duration")]
+    pub client_timeout: Duration,
+    /// Chance per call that the calling process freezes at the call's boundary.
+    pub boundary_pause_per_call: Ratio,
+    /// Longest such freeze.
+    #[serde(with = "serde_duration")]
+    pub boundary_pause_max: Duration,
+    /// Chance per call that the calling process dies at the call's boundary (it restarts
+    /// as a new incarnation after the replica-crash restart delay).
+    pub boundary_crash_per_call: Ratio,
+}
+
+impl Default for StoreRepliesOptions {
+    fn default() -> Self {
+        StoreRepliesOptions {
+            request_lost_per_call: Ratio::NEVER,
+            reply_lost_per_call: Ratio::NEVER,
+            client_timeout: Duration::from_secs(2),
+            boundary_pause_per_call: Ratio::NEVER,
+            boundary_pause_max: Duration::from_secs(40),
+            boundary_crash_per_call: Ratio::NEVER,
+        }
+    }
+}
+
+/// Cancellation: an execution ends at an await point while its process lives — its task
+/// is aborted by the runtime, or its step outlives the per-step timeout. Spec 000: a
+/// destructor cannot await, so the release must be an explicit, awaited exit path.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CancelOptions {
+    /// Chance per fault tick that a busy execution lane's task is aborted (the lane's
+    /// supervisor starts a new one).
+    pub abort_per_tick: Ratio,
+    /// The per-step timeout: a step running longer is cancelled (zero: no timeout).
+    #[serde(with = "serde_duration")]
+    pub step_timeout: Duration,
+}
+
+impl Default for CancelOptions {
+    fn default() -> Self {
+        CancelOptions { abort_per_tick: Ratio::NEVER, step_timeout: Duration::ZERO }
+    }
+}
+
 /// What every fault kind's options type says about itself.
 pub trait FaultOptions: Default {
     /// True if the options make any fault of the kind fire at all.
@@ -370,5 +429,32 @@ impl FaultOptions for AckLossOptions {
     }
     fn swarm(&mut self, scale: Option<u32>) {
         swarm_rate(&mut self.per_ack, scale);
+    }
+}
+
+impl FaultOptions for StoreRepliesOptions {
+    fn configured(&self) -> bool {
+        !self.request_lost_per_call.is_never()
+            || !self.reply_lost_per_call.is_never()
+            || !self.boundary_pause_per_call.is_never()
+            || !self.boundary_crash_per_call.is_never()
+    }
+    fn swarm(&mut self, scale: Option<u32>) {
+        swarm_rate(&mut self.request_lost_per_call, scale);
+        swarm_rate(&mut self.reply_lost_per_call, scale);
+        swarm_rate(&mut self.boundary_pause_per_call, scale);
+        swarm_rate(&mut self.boundary_crash_per_call, scale);
+    }
+}
+
+impl FaultOptions for CancelOptions {
+    fn configured(&self) -> bool {
+        !self.abort_per_tick.is_never() || !self.step_timeout.is_zero()
+    }
+    fn swarm(&mut self, scale: Option<u32>) {
+        swarm_rate(&mut self.abort_per_tick, scale);
+        if scale.is_none() {
+            self.step_timeout = Duration::ZERO;
+        }
     }
 }

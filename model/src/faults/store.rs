@@ -2,21 +2,37 @@
 //! unavailable call writes nothing and the store client retries it within a bounded
 //! horizon (see [`crate::spec::RETRY_HORIZON`]); a committed write is never lost — a
 //! fault the spec does not tolerate is never injected.
+//!
+//! The `store-replies` kind strikes the request/reply boundary of the execution lanes'
+//! calls: a lost request (nothing applied), a lost reply after the store applied the call
+//! (an ambiguous outcome the client must resolve), or the calling process frozen or killed
+//! just before it sends a request or just after the reply arrives. The client waits out its
+//! timeout on a lost message; it never learns which of the two was lost.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
-use sutra_sim_core::{executor, SimTime};
+use sutra_sim_core::sync::{oneshot, Sender};
+use sutra_sim_core::{executor, NodeId, SimTime};
 
 use super::kind::FaultKind;
 use crate::ctx::{Context, FaultGate};
+use crate::event::{CallFault, ModelEvent, StoreCall};
+use crate::ids::{ExecId, InstanceId};
 use crate::streams;
 
 /// Store faults inside a call draw from the store's own stream.
 const GATE: FaultGate = FaultGate { kind: FaultKind::Store, stream: streams::STORE };
 /// Unavailability is decided on the injector's tick, from the injector's stream.
 const TICK_GATE: FaultGate = FaultGate { kind: FaultKind::Store, stream: streams::FAULTS };
+/// The request/reply boundary draws from its own stream.
+const WIRE_GATE: FaultGate = FaultGate { kind: FaultKind::StoreReplies, stream: streams::WIRE };
+
+/// How the environment strikes a caller's process at a store call's boundary: freeze
+/// (`crash` false) or kill the process on `node` (a replica's), for `pause`, then send on
+/// `done` — which a frozen caller hears only once resumed, and a killed one never.
+pub type BoundaryStrike = Rc<dyn Fn(NodeId, bool, Duration, Sender<()>)>;
 
 /// Why the store refused a call; either way it wrote nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,12 +48,14 @@ pub enum Refusal {
 pub struct StoreFaults {
     ctx: Rc<Context>,
     unavailable_until: Rc<Cell<SimTime>>,
+    /// Set by the world once it exists (the store is built before it).
+    strike: Rc<RefCell<Option<BoundaryStrike>>>,
 }
 
 impl StoreFaults {
     /// The store's faults as the context configures them (off once healed).
     pub fn new(ctx: Rc<Context>) -> StoreFaults {
-        StoreFaults { ctx, unavailable_until: Rc::new(Cell::new(SimTime::ZERO)) }
+        StoreFaults { ctx, unavailable_until: Rc::new(Cell::new(SimTime::ZERO)), strike: Rc::new(RefCell::new(None)) }
     }
 
     /// Extra latency for this call (zero unless a spike fires).
@@ -61,6 +79,71 @@ impl StoreFaults {
             return Some(Refusal::Aborted);
         }
         None
+    }
+
+    /// Installs how callers are struck at a call's boundary.
+    pub fn set_boundary_strike(&self, strike: BoundaryStrike) {
+        *self.strike.borrow_mut() = Some(strike);
+    }
+
+    /// How long a lane's store client waits for a reply.
+    pub fn client_timeout(&self) -> Duration {
+        self.ctx.faults().store_replies.client_timeout
+    }
+
+    /// True if this call's request is lost (reported as struck).
+    pub fn request_lost(&self, call: StoreCall, instance: InstanceId, exec: ExecId) -> bool {
+        self.lost(self.ctx.faults().store_replies.request_lost_per_call, CallFault::RequestLost, call, instance, exec)
+    }
+
+    /// True if this applied call's reply is lost (reported as struck).
+    pub fn reply_lost(&self, call: StoreCall, instance: InstanceId, exec: ExecId) -> bool {
+        self.lost(self.ctx.faults().store_replies.reply_lost_per_call, CallFault::ReplyLost, call, instance, exec)
+    }
+
+    fn lost(
+        &self,
+        rate: crate::ratio::Ratio,
+        fault: CallFault,
+        call: StoreCall,
+        instance: InstanceId,
+        exec: ExecId,
+    ) -> bool {
+        if !self.ctx.fires(WIRE_GATE, rate) {
+            return false;
+        }
+        self.struck(call, fault, instance, exec, self.client_timeout());
+        true
+    }
+
+    fn struck(&self, call: StoreCall, fault: CallFault, instance: InstanceId, exec: ExecId, detail: Duration) {
+        let task = executor::current_task().map(|t| t.number());
+        self.ctx.emit(ModelEvent::CallStruck { instance, exec, call, fault, task });
+        self.ctx.report(FaultKind::StoreReplies, None, detail);
+    }
+
+    /// Maybe strikes the calling process at the boundary of a call: just before its request
+    /// (`before`) or just after its reply. A frozen caller carries on once resumed; a killed
+    /// one never returns from here.
+    pub async fn at_boundary(&self, call: StoreCall, instance: InstanceId, exec: ExecId, before: bool) {
+        let options = &self.ctx.faults().store_replies;
+        let crash = self.ctx.fires(WIRE_GATE, options.boundary_crash_per_call);
+        if !crash && !self.ctx.fires(WIRE_GATE, options.boundary_pause_per_call) {
+            return;
+        }
+        let Some(strike) = self.strike.borrow().clone() else { return };
+        let pause =
+            if crash { Duration::ZERO } else { streams::millis_up_to(streams::WIRE, options.boundary_pause_max) };
+        let fault = match (crash, before) {
+            (true, true) => CallFault::CrashedBefore,
+            (true, false) => CallFault::CrashedAfter,
+            (false, true) => CallFault::PausedBefore,
+            (false, false) => CallFault::PausedAfter,
+        };
+        self.struck(call, fault, instance, exec, pause);
+        let (done, struck) = oneshot();
+        strike(executor::current_node(), crash, pause, done);
+        let _ = struck.await;
     }
 
     /// Makes the store unavailable for `duration` from now.

@@ -5,6 +5,20 @@
 //! already serialised" holds: this loop runs one execution at a time. Every exit that does
 //! not commit releases explicitly, the panic path included (re-raised afterwards, which
 //! the lane's supervisor answers by carrying on with the next item).
+//!
+//! Exits without process death (the `cancel` fault): the runtime may abort a lane's
+//! worker task at any await point, or a step may outlive the per-step timeout. A
+//! destructor cannot await, so nothing is released "on drop": the lane keeps an explicit
+//! record of its execution in flight ([`InFlight`]), and the supervisor hands it to the next
+//! worker, whose first act is that execution's awaited exit path — resolve a commit that
+//! may have landed, release, hand the trigger back — before it takes new work.
+//!
+//! The store is reached over a faulty request/reply boundary (the `store-replies` fault):
+//! a call may time out with its outcome unknown. A claim, read or release is simply sent
+//! again (a repeated claim is the same owner's re-entrant grant, R10/R21; a repeated release
+//! matches only the releaser's own claim). A commit is never assumed failed: the client
+//! reads the step history and recognises its own epoch, and only a commit that did not land
+//! is sent again — so a step is applied once and never reported failed after it committed.
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -12,7 +26,8 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use sutra_sim_core::executor::{self, sleep};
-use sutra_sim_core::sync::{Notify, Queue};
+use sutra_sim_core::sync::{oneshot, Notify, Queue, Sender};
+use sutra_sim_core::TaskId;
 use tracing::Instrument;
 
 use crate::broker::{Broker, Relay};
@@ -23,7 +38,8 @@ use crate::ids::{Code, ExecId, InstanceId, MessageId, OwnerId, ProcessId, Resume
 use crate::mutant::Mutant;
 use crate::replica::bindings::{Bindings, Ticket};
 use crate::routing::Routing;
-use crate::store::{Claim, ClaimResult, CommitSpec, Store, Trigger};
+use crate::spec::RETRY_ATTEMPTS_MAX;
+use crate::store::{Claim, ClaimResult, CommitSpec, Reply, Store, Trigger};
 use crate::streams;
 
 pub use crate::spec::LANE_BACKLOG_MAX;
@@ -68,13 +84,58 @@ pub struct Work {
 /// acks any other delivery of one of them unseen.
 pub type InHand = Rc<RefCell<BTreeSet<MessageId>>>;
 
-/// An execution lane's inbox.
+/// An execution lane's inbox, and the handle by which the runtime aborts its worker.
 #[derive(Clone, Default)]
 pub struct LaneInbox {
     /// Waiting work, oldest first.
     pub queue: Queue<Work>,
     /// Notified whenever the lane takes an item (room for backpressured senders).
     pub space: Notify,
+    /// The execution in flight on the lane, if any: what its exit path needs.
+    pub in_flight: Rc<RefCell<Option<InFlight>>>,
+    /// The current worker task and the switch that aborts it.
+    worker: Rc<RefCell<Option<Worker>>>,
+}
+
+/// A lane's running worker task and the switch that aborts it.
+type Worker = (TaskId, Sender<()>);
+
+/// The lane's record of its execution in flight — the explicit state an awaited exit path
+/// runs from, since a dropped future's destructor cannot await. Updated only between
+/// awaits, so an abort at any await point finds it consistent.
+#[derive(Clone, Copy, Debug)]
+pub struct InFlight {
+    /// The work item.
+    pub work: Work,
+    /// A claim request was sent: the store may have granted it though no answer arrived.
+    pub claiming: bool,
+    /// The claim the execution holds, once granted.
+    pub claim: Option<Claim>,
+    /// The claim was refused (the trigger's deferral counts it).
+    pub refused: bool,
+    /// A commit based on this version was sent and not yet resolved.
+    pub committing: Option<u64>,
+    /// The trigger was acked, requeued or deferred: nothing left to hand back.
+    pub settled: bool,
+}
+
+impl LaneInbox {
+    /// Aborts the lane's worker task if it has an execution in flight; returns the aborted
+    /// task. The execution's exit path runs in the lane's next worker.
+    pub fn abort(&self) -> Option<TaskId> {
+        if self.in_flight.borrow().is_none() {
+            return None;
+        }
+        let (task, abort) = self.worker.borrow_mut().take()?;
+        abort.send(());
+        Some(task)
+    }
+
+    fn update(&self, change: impl FnOnce(&mut InFlight)) {
+        if let Some(f) = self.in_flight.borrow_mut().as_mut() {
+            change(f);
+        }
+    }
 }
 
 impl LaneInbox {
@@ -113,8 +174,41 @@ pub struct ExecutionLane {
 }
 
 impl ExecutionLane {
-    /// The lane loop: one execution at a time, forever (until the process dies).
+    /// The lane's supervisor: runs one worker task at a time, forever (until the process
+    /// dies). A worker runs executions one at a time until the runtime aborts it; the next
+    /// worker first finishes the aborted execution's exit path. Only the supervisor's
+    /// waiting for the old worker to end before it starts the next keeps "same owner ⇒ same
+    /// lane ⇒ already serialised" (R11, R20) true across an abort.
     pub async fn run(self) {
+        let lane = Rc::new(self);
+        if lane.ctx.faults().cancel.abort_per_tick.is_never() {
+            // Nothing aborts workers in this seed: the lane's task is its only worker, and
+            // pays nothing for the supervision it does not need.
+            return lane.work().await;
+        }
+        let node = executor::current_node();
+        loop {
+            let (abort, aborted) = oneshot::<()>();
+            let (ended, worker_ended) = oneshot::<()>();
+            let worker = lane.clone();
+            let task = executor::spawn_daemon_on(node, format!("lane-{}", lane.lane), async move {
+                // The abort is polled first: an aborted worker takes no further step.
+                let work = std::pin::pin!(worker.work());
+                futures::future::select(aborted, work).await;
+                ended.send(());
+            });
+            *lane.inbox.worker.borrow_mut() = Some((task, abort));
+            let _ = worker_ended.await;
+        }
+    }
+
+    /// A worker: first the exit path of an execution a previous worker left in flight,
+    /// then one execution at a time.
+    async fn work(self: Rc<Self>) {
+        let left = *self.inbox.in_flight.borrow();
+        if let Some(in_flight) = left {
+            self.cancelled_exit(in_flight).await;
+        }
         loop {
             let work = self.inbox.queue.pop().await;
             self.inbox.space.notify();
@@ -123,6 +217,8 @@ impl ExecutionLane {
                     self.in_hand.borrow_mut().remove(&relay.message);
                 }
             }
+            *self.inbox.in_flight.borrow_mut() =
+                Some(InFlight { work, claiming: false, claim: None, refused: false, committing: None, settled: false });
             if tracing::level_enabled!(tracing::Level::DEBUG) {
                 // A span per execution: its log records name the lane, execution and instance.
                 let span = tracing::debug_span!(
@@ -137,6 +233,63 @@ impl ExecutionLane {
                 self.execute(work).await;
             }
         }
+    }
+
+    /// The awaited exit path of an execution whose worker was aborted: a commit it may have
+    /// landed is resolved from the step history; otherwise whatever claim it may hold is
+    /// released and its trigger handed back. The careless `no-release-on-cancel` lane has
+    /// no such record to run from: the dropped future is simply gone.
+    async fn cancelled_exit(&self, f: InFlight) {
+        let work = f.work;
+        if self.ctx.mutant_is(Mutant::NoReleaseOnCancel) {
+            *self.inbox.in_flight.borrow_mut() = None;
+            return;
+        }
+        let (mut exec, mut claim, mut refused) = (work.exec, f.claim, f.refused);
+        if claim.is_none() && f.claiming {
+            // A grant may have been written though its answer never arrived: claim again —
+            // the same owner's re-claim is granted re-entrantly (R10, R21) — and release
+            // that. A new execution asks: the aborted one never heard an answer to give up on.
+            exec = self.ctx.new_exec();
+            let again = Work { exec, ..work };
+            self.ctx.emit(ModelEvent::ClaimAttempt {
+                instance: work.instance,
+                exec,
+                owner: self.owner(),
+                path: work.path,
+            });
+            match self.claim(&again, self.owner(), None).await {
+                ClaimResult::Granted { epoch } => claim = Some(Claim { owner: self.owner(), epoch }),
+                ClaimResult::Refused { .. } => refused = true,
+            }
+        }
+        let committed = match (f.committing, claim) {
+            (Some(based_on), Some(claim)) => self.committed(work.instance, exec, claim, based_on).await,
+            _ => false,
+        };
+        if let Some(claim) = claim.filter(|_| !committed) {
+            self.release(work.instance, exec, claim).await;
+        }
+        if !f.settled {
+            self.inbox.update(|f| f.settled = true);
+            if committed {
+                self.consume(&work);
+            } else {
+                self.retry_later(&work, refused).await;
+            }
+        }
+        self.end(&work, if committed { Exit::Committed } else { Exit::Cancelled }).await;
+    }
+
+    /// True if the step based on `based_on` was committed under `claim`'s epoch, from the
+    /// step history (read again until an answer arrives).
+    async fn committed(&self, instance: InstanceId, exec: ExecId, claim: Claim, based_on: u64) -> bool {
+        for _ in 0..RETRY_ATTEMPTS_MAX {
+            if let Reply::Answered(epoch) = self.store.committed_under(instance, exec, claim, based_on).await {
+                return epoch == Some(claim.epoch);
+            }
+        }
+        panic!("{RETRY_ATTEMPTS_MAX} reads of the step history in a row went unanswered");
     }
 
     /// The lane's owner id: per process incarnation and lane (R11), unless the mutant
@@ -170,9 +323,11 @@ impl ExecutionLane {
             loop {
                 // The careless client sends its own clock for the store to judge staleness by.
                 let client_now = w.ctx.mutant_is(Mutant::ClientClockStaleness).then(executor::local_now);
-                match w.store.claim_judged_at(instance, exec, owner, Some(self.process), path, client_now).await {
+                self.inbox.update(|f| f.claiming = true);
+                match self.claim(&work, owner, client_now).await {
                     ClaimResult::Granted { epoch } => {
                         claim.epoch = epoch;
+                        self.inbox.update(|f| f.claim = Some(claim));
                         break;
                     }
                     ClaimResult::Refused { .. }
@@ -184,6 +339,11 @@ impl ExecutionLane {
                     }
                     ClaimResult::Refused { .. } => {
                         w.ctx.count_bounce(path);
+                        self.inbox.update(|f| {
+                            f.claiming = false;
+                            f.refused = true;
+                            f.settled = true;
+                        });
                         let reaction = self.retry_later(&work, true).await;
                         w.ctx.emit(ModelEvent::Refusal { instance, exec, path, code: Code::ResumeClaimHeld, reaction });
                         self.end(&work, Exit::Refused).await;
@@ -192,7 +352,7 @@ impl ExecutionLane {
                 }
             }
         }
-        let (version, completed) = w.store.read(instance, exec, claim).await;
+        let (version, completed) = self.read(instance, exec, claim).await;
         w.ctx.emit(ModelEvent::Rehydrated { instance, exec, version });
         // The duplicate guard (R25): a trigger drives only the step it was issued for. The
         // careless lane runs the current step for any trigger of an unfinished instance.
@@ -200,12 +360,25 @@ impl ExecutionLane {
         if stale_trigger || completed {
             // Already applied (a duplicate, or a step someone else finished): release and drop.
             self.release(instance, exec, claim).await;
+            self.inbox.update(|f| f.settled = true);
             self.consume(&work);
             self.end(&work, Exit::Duplicate).await;
             return;
         }
         let (duration, slow) = crate::faults::slow_step::step_duration(&w.ctx);
         w.ctx.emit(ModelEvent::StepStarted { instance, exec, step: version as u32 + 1, slow });
+        let step_timeout = w.ctx.faults().cancel.step_timeout;
+        if !step_timeout.is_zero() && duration > step_timeout {
+            // The per-step timeout cancels the step at its await point; the process lives,
+            // so the exit path releases, awaited, like every other exit that does not commit.
+            executor::elapse(step_timeout).await;
+            w.ctx.report(crate::faults::FaultKind::Cancel, None, step_timeout);
+            self.release(instance, exec, claim).await;
+            self.inbox.update(|f| f.settled = true);
+            self.retry_later(&work, false).await;
+            self.end(&work, Exit::Cancelled).await;
+            return;
+        }
         // The step's work takes simulated time; the node's clock does not speed it up.
         executor::elapse(duration).await;
         let error = self.draw_step_error();
@@ -219,6 +392,7 @@ impl ExecutionLane {
                 if !skip_release {
                     self.release(instance, exec, claim).await;
                 }
+                self.inbox.update(|f| f.settled = true);
                 self.retry_later(&work, false).await;
                 let exit = match code {
                     Code::StepValidation => Exit::ValidationError,
@@ -257,8 +431,36 @@ impl ExecutionLane {
             spec.release = false;
         }
         let timer_delay = streams::millis_up_to(streams::WORKLOAD, w.ctx.scenario().workload.timer_delay_max);
-        match w.store.commit(instance, exec, claim, spec, timer_delay).await {
-            Ok(_) => {
+        self.inbox.update(|f| f.committing = Some(version));
+        let outcome = loop {
+            match w.store.commit_over_wire(instance, exec, claim, spec, timer_delay).await {
+                Reply::Answered(outcome) => break outcome.map(|_| ()).map_err(|_| ()),
+                // "No answer" is not "failed": the careless lane reports the step failed,
+                // releasing and handing its trigger back, though the commit may have landed.
+                Reply::TimedOut if w.ctx.mutant_is(Mutant::AmbiguousCommitAsFailure) => {
+                    self.release(instance, exec, claim).await;
+                    self.inbox.update(|f| f.settled = true);
+                    self.retry_later(work, false).await;
+                    self.end(work, Exit::UnexpectedFailure).await;
+                    return;
+                }
+                // Ambiguous: the step history says whether it landed under our epoch. If
+                // not, nothing was applied, and the commit — conditional on still owning
+                // the row — is sent again.
+                Reply::TimedOut => {
+                    if self.committed(instance, exec, claim, version).await {
+                        break Ok(());
+                    }
+                }
+            }
+        };
+        self.inbox.update(|f| {
+            f.committing = None;
+            f.claim = None;
+            f.claiming = false;
+        });
+        match outcome {
+            Ok(()) => {
                 if w.ctx.mutant_is(Mutant::ReleaseAfterCommit) {
                     self.release(instance, exec, claim).await;
                 }
@@ -269,13 +471,15 @@ impl ExecutionLane {
                 if hold_across_park {
                     self.spawn_heartbeat(instance, exec, owner, work.path);
                 }
+                self.inbox.update(|f| f.settled = true);
                 self.consume(work);
                 self.end(work, Exit::Committed).await;
             }
-            Err(_) => {
+            Err(()) => {
                 // R19: our claim was swept or taken as stale, so this write is void. The
                 // step may or may not have been done by someone else: hand the trigger
                 // back; a redelivery finds out (and drops it as a duplicate if done).
+                self.inbox.update(|f| f.settled = true);
                 self.retry_later(work, false).await;
                 self.end(work, Exit::LostClaim).await;
             }
@@ -307,6 +511,30 @@ impl ExecutionLane {
         });
     }
 
+    /// Claims over the faulty boundary: an unanswered claim is sent again — if the first
+    /// was granted, the repeat is the same owner's re-entrant grant (R10, R21), not
+    /// contention.
+    async fn claim(&self, work: &Work, owner: OwnerId, client_now: Option<sutra_sim_core::SimTime>) -> ClaimResult {
+        let (instance, exec, path) = (work.instance, work.exec, work.path);
+        for _ in 0..RETRY_ATTEMPTS_MAX {
+            let reply = self.store.claim_over_wire(instance, exec, owner, Some(self.process), path, client_now).await;
+            if let Reply::Answered(result) = reply {
+                return result;
+            }
+        }
+        panic!("{RETRY_ATTEMPTS_MAX} claims in a row went unanswered");
+    }
+
+    /// Reads the row over the faulty boundary (a read is safe to repeat).
+    async fn read(&self, instance: InstanceId, exec: ExecId, claim: Claim) -> (u64, bool) {
+        for _ in 0..RETRY_ATTEMPTS_MAX {
+            if let Reply::Answered(row) = self.store.read_over_wire(instance, exec, claim).await {
+                return row;
+            }
+        }
+        panic!("{RETRY_ATTEMPTS_MAX} reads in a row went unanswered");
+    }
+
     fn draw_step_error(&self) -> Option<Code> {
         let wl = &self.ctx.scenario().workload;
         if wl.validation_error.draw(streams::STEPS) {
@@ -330,7 +558,18 @@ impl ExecutionLane {
             });
             return;
         }
-        self.store.release(instance, exec, claim).await;
+        // Over the faulty boundary, sent again until answered: a repeated release matches
+        // only while the row still shows our owner id, so it never clears anyone else's.
+        for _ in 0..RETRY_ATTEMPTS_MAX {
+            if let Reply::Answered(_) = self.store.release_over_wire(instance, exec, claim).await {
+                self.inbox.update(|f| {
+                    f.claim = None;
+                    f.claiming = false;
+                });
+                return;
+            }
+        }
+        panic!("{RETRY_ATTEMPTS_MAX} releases in a row went unanswered");
     }
 
     /// The trigger is done with: ack the relay (a timer row was consumed by the commit).
@@ -379,6 +618,7 @@ impl ExecutionLane {
     }
 
     async fn end(&self, work: &Work, exit: Exit) {
+        *self.inbox.in_flight.borrow_mut() = None;
         if let Source::Relay { tag, .. } = work.source {
             // A dead binding lane (the process is going away) has nothing left to forget.
             let _ = self.bindings.finish(tag).await;

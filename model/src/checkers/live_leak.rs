@@ -1,0 +1,281 @@
+//! live-leak (always; R9, R22): the sweeper never clears a claim whose owner process is
+//! alive and running, and whose execution already ended. The sweep is the backstop for a
+//! process that is not around to run any exit; a live process releases on every exit —
+//! cancellation included, where a destructor cannot await and only an explicit, awaited
+//! release path does it.
+//!
+//! Judged from witnesses alone:
+//! - the store's grant names the claim's epoch, its process and the task that asked;
+//! - the execution holding it has ended once the executor witnesses that task aborted
+//!   (`TaskAborted`), or once the same task asks for a claim on another instance (an
+//!   execution lane is one task running one execution at a time, R20);
+//! - the environment witnesses every crash and pause of a process;
+//! - the store's `Swept` names the epoch of the claim it cleared.
+//!
+//! A sweep of a claim whose execution ended at least the exit-path bound earlier, while the
+//! owner's process neither crashed nor paused from that end to the sweep, is a live process
+//! that left its claim to the sweeper. The bound is the longest a live process's exit path
+//! can take in the seed's store: a release sent again through lost replies and short
+//! unavailability ([`exit_path_bound`]); a sweep inside it may race a release in flight.
+//!
+//! A real bug that would still pass: a leak whose claim is re-taken by its own lane (the
+//! same owner's re-entrant grant supersedes it) before the sweeper looks.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
+
+use crate::event::ModelEvent;
+use crate::ids::{InstanceId, ProcessId};
+use crate::spec::RETRY_BACKOFF_MAX;
+use crate::view::ModelView;
+
+/// One grant the store witnessed.
+#[derive(Clone, Copy, Debug)]
+struct Grant {
+    task: Option<u64>,
+    process: Option<ProcessId>,
+    /// When its execution ended (ns), once witnessed.
+    ended_ns: Option<u64>,
+}
+
+/// What the checker knows.
+#[derive(Default)]
+pub struct LiveLeak {
+    /// Grants still on their rows: (instance, epoch) → grant.
+    grants: BTreeMap<(InstanceId, u64), Grant>,
+    /// Each task's grants still on their rows.
+    by_task: BTreeMap<u64, Vec<(InstanceId, u64)>>,
+    /// The last instant each process crashed or was frozen (ns).
+    stopped_ns: BTreeMap<ProcessId, u64>,
+}
+
+/// The registration.
+pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
+    CheckerSpec {
+        name: "live-leak",
+        kind: CheckerKind::Always,
+        description: "the sweeper never clears a claim whose execution ended while its process lived and ran",
+        rules: &["R9", "R22"],
+        factory: Arc::new(|| Box::new(LiveLeak::default())),
+    }
+}
+
+/// The longest a live process's exit path may take in this seed's store: a few calls, each
+/// possibly sent again after a lost request or reply (the client timeout), through the
+/// store's latency, its spikes and a short unavailability with the client's backoff.
+pub fn exit_path_bound(view: &ModelView) -> Duration {
+    let faults = view.faults();
+    let latency = view.scenario().timeouts.store_latency_max + faults.store.latency_spike_max;
+    latency * 4 + faults.store.unavailable_max + RETRY_BACKOFF_MAX + faults.store_replies.client_timeout * 4
+}
+
+impl LiveLeak {
+    /// The execution of every grant `task` holds, except on `except`, ended at `now`.
+    fn ended(&mut self, task: u64, except: Option<InstanceId>, now: u64) {
+        let Some(held) = self.by_task.get_mut(&task) else { return };
+        held.retain(|key| self.grants.contains_key(key));
+        for key in held.iter() {
+            if Some(key.0) == except {
+                continue;
+            }
+            if let Some(grant) = self.grants.get_mut(key) {
+                grant.ended_ns.get_or_insert(now);
+            }
+        }
+    }
+
+    /// Forgets the grants of `instance` other than `keep` (a newer grant, a release, a
+    /// commit or a sweep took the row).
+    fn row_moved_on(&mut self, instance: InstanceId, keep: Option<u64>) {
+        let stale: Vec<(InstanceId, u64)> = self
+            .grants
+            .range((instance, 0)..=(instance, u64::MAX))
+            .map(|(k, _)| *k)
+            .filter(|(_, epoch)| Some(*epoch) != keep)
+            .collect();
+        for key in stale {
+            self.grants.remove(&key);
+        }
+    }
+}
+
+impl Checker<ModelEvent, ModelView> for LiveLeak {
+    fn interest(&self) -> u64 {
+        use crate::event::tag;
+        sutra_sim_core::tag_mask(&[
+            tag::CLAIM_GRANTED,
+            tag::CLAIM_REFUSED,
+            tag::ROW_WRITTEN,
+            tag::TASK_ABORTED,
+            tag::REPLICA_CRASHED,
+            tag::REPLICA_PAUSED,
+            tag::SWEPT,
+        ])
+    }
+
+    fn name(&self) -> &str {
+        "live-leak"
+    }
+
+    fn kind(&self) -> CheckerKind {
+        CheckerKind::Always
+    }
+
+    fn on_event(&mut self, event: &Event<ModelEvent>, view: &ModelView) -> Check {
+        let now = event.time.as_nanos();
+        match &event.kind {
+            ModelEvent::ClaimGranted { instance, process, epoch, task, .. } => {
+                if let Some(t) = task {
+                    self.ended(*t, Some(*instance), now);
+                    self.by_task.entry(*t).or_default().push((*instance, *epoch));
+                }
+                self.row_moved_on(*instance, None);
+                self.grants.insert((*instance, *epoch), Grant { task: *task, process: *process, ended_ns: None });
+            }
+            ModelEvent::ClaimRefused { instance, task: Some(t), .. } => self.ended(*t, Some(*instance), now),
+            ModelEvent::RowWritten { instance, owner, epoch, .. } => {
+                self.row_moved_on(*instance, owner.map(|_| *epoch));
+            }
+            ModelEvent::TaskAborted { task, .. } => self.ended(*task, None, now),
+            ModelEvent::ReplicaCrashed { process, .. } | ModelEvent::ReplicaPaused { process, .. } => {
+                self.stopped_ns.insert(*process, now);
+            }
+            ModelEvent::Swept { instance, owner, epoch, .. } => {
+                let Some(grant) = self.grants.get(&(*instance, *epoch)).copied() else { return Check::Ok };
+                let (Some(ended), Some(process)) = (grant.ended_ns, grant.process) else { return Check::Ok };
+                if self.stopped_ns.get(&process).is_some_and(|&stopped| stopped >= ended) {
+                    return Check::Ok;
+                }
+                let bound = sutra_sim_core::time::duration_nanos(exit_path_bound(view));
+                if now.saturating_sub(ended) >= bound {
+                    return Check::Fail(format!(
+                        "the sweeper cleared instance {}'s claim ({owner}, epoch {epoch}), whose execution on task {} of live process p{} ended {} ms earlier without releasing it (R22)",
+                        instance.0,
+                        grant.task.unwrap_or_default(),
+                        process.0,
+                        (now - ended) / 1_000_000
+                    ));
+                }
+            }
+            _ => {}
+        }
+        Check::Ok
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkers::testing::{fails, feed};
+    use crate::event::WriteKind;
+    use crate::ids::{ExecId, OwnerId, ResumePath};
+
+    fn owner() -> OwnerId {
+        OwnerId::lane(ProcessId(1), 0)
+    }
+
+    fn granted(instance: u32, epoch: u64, task: u64) -> ModelEvent {
+        ModelEvent::ClaimGranted {
+            instance: InstanceId(instance),
+            exec: ExecId(epoch as u32),
+            owner: owner(),
+            process: Some(ProcessId(1)),
+            path: ResumePath::Relay,
+            previous: None,
+            stale_age_ns: None,
+            epoch,
+            task: Some(task),
+        }
+    }
+
+    fn row(instance: u32, write: WriteKind, owner: Option<OwnerId>, epoch: u64) -> ModelEvent {
+        ModelEvent::RowWritten {
+            instance: InstanceId(instance),
+            write,
+            by: None,
+            writer: None,
+            owner,
+            version: 0,
+            epoch,
+            parked: false,
+        }
+    }
+
+    fn aborted(task: u64) -> ModelEvent {
+        ModelEvent::TaskAborted { replica: 0, process: ProcessId(1), lane: 0, task }
+    }
+
+    fn swept(instance: u32, epoch: u64) -> ModelEvent {
+        ModelEvent::Swept {
+            instance: InstanceId(instance),
+            owner: owner(),
+            epoch,
+            age_ns: 31_000_000_000,
+            by: ProcessId(2),
+            lease_held: true,
+            task: None,
+        }
+    }
+
+    /// A granted claim whose task is aborted at 1 s.
+    fn leaked() -> Vec<(u64, ModelEvent)> {
+        vec![(0, granted(0, 1, 7)), (0, row(0, WriteKind::Claim, Some(owner()), 1)), (1_000, aborted(7))]
+    }
+
+    #[test]
+    fn a_claim_left_by_an_aborted_execution_of_a_live_process_swept_later_fails() {
+        let mut history = leaked();
+        history.push((31_000, swept(0, 1)));
+        assert!(fails(&feed(&mut LiveLeak::default(), history)));
+    }
+
+    #[test]
+    fn a_claim_left_by_a_lane_that_moved_on_fails_when_swept() {
+        let history = vec![
+            (0, granted(0, 1, 7)),
+            (0, row(0, WriteKind::Claim, Some(owner()), 1)),
+            (500, granted(1, 1, 7)),
+            (31_000, swept(0, 1)),
+        ];
+        assert!(fails(&feed(&mut LiveLeak::default(), history)));
+    }
+
+    #[test]
+    fn a_dead_or_frozen_owner_s_claim_is_the_sweeper_s_to_clear() {
+        for stop in [
+            ModelEvent::ReplicaCrashed { replica: 0, process: ProcessId(1) },
+            ModelEvent::ReplicaPaused { replica: 0, process: ProcessId(1), for_ns: 1 },
+        ] {
+            let mut history = leaked();
+            history.push((2_000, stop));
+            history.push((31_000, swept(0, 1)));
+            assert_eq!(feed(&mut LiveLeak::default(), history), Check::Ok);
+        }
+    }
+
+    #[test]
+    fn a_claim_released_on_the_way_out_is_never_swept_under_its_epoch() {
+        let mut history = leaked();
+        history.push((1_010, row(0, WriteKind::Release, None, 1)));
+        history.push((31_000, swept(0, 1)));
+        assert_eq!(feed(&mut LiveLeak::default(), history), Check::Ok);
+    }
+
+    #[test]
+    fn a_sweep_racing_the_exit_path_is_not_a_leak() {
+        // A live-but-slow claim swept while the aborted execution's release is in flight.
+        let mut history = leaked();
+        history.push((1_100, swept(0, 1)));
+        assert_eq!(feed(&mut LiveLeak::default(), history), Check::Ok);
+    }
+
+    #[test]
+    fn a_running_execution_s_claim_swept_is_not_this_checker_s() {
+        let history =
+            vec![(0, granted(0, 1, 7)), (0, row(0, WriteKind::Claim, Some(owner()), 1)), (31_000, swept(0, 1))];
+        assert_eq!(feed(&mut LiveLeak::default(), history), Check::Ok);
+    }
+}
