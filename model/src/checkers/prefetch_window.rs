@@ -159,7 +159,12 @@ mod tests {
         for settle in [
             acked(0),
             ModelEvent::RelayRequeued { instance: InstanceId(0), message: MessageId(0), delay_ns: 0 },
-            ModelEvent::RelayReclaimed { instance: InstanceId(0), message: MessageId(0), process: ProcessId(1), silent: false },
+            ModelEvent::RelayReclaimed {
+                instance: InstanceId(0),
+                message: MessageId(0),
+                process: ProcessId(1),
+                silent: false,
+            },
         ] {
             let mut history = full_window();
             history.push((100, settle));
@@ -175,8 +180,12 @@ mod tests {
         assert!(!fails(&feed(&mut PrefetchWindow::default(), history)));
         // A reclaim from another consumer makes no room at p1.
         let mut history = full_window();
-        let reclaim =
-            ModelEvent::RelayReclaimed { instance: InstanceId(0), message: MessageId(0), process: ProcessId(2), silent: false };
+        let reclaim = ModelEvent::RelayReclaimed {
+            instance: InstanceId(0),
+            message: MessageId(0),
+            process: ProcessId(2),
+            silent: false,
+        };
         history.push((100, reclaim));
         history.push((101, delivered(prefetch(), 1)));
         assert!(fails(&feed(&mut PrefetchWindow::default(), history)));
