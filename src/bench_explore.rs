@@ -8,7 +8,8 @@
 //!   scenario in which a sweep kills it (the one `sutra-sim mutants` would report), judged
 //!   like [`sutra_sim_model::run_for_kill`]. Exploration's runs also carry the coverage
 //!   checkers (sometimes-properties judge nothing; they give it marks to grow from).
-//!   Mutants named in [`DEEP_MUTANTS`] are flagged `deep` and measured the same way.
+//!   Deep mutants (`MutantInfo::deep`) are flagged `deep` and measured the same way, in
+//!   the scenario [`DEEP_BENCH_SCENARIOS`] names for each.
 //!
 //! Also the signature figure: distinct abstract-state signatures reached in a number of
 //! runs of a scenario, sweep against exploration.
@@ -35,10 +36,19 @@ pub const MUTANT_RUNS_MAX: u64 = 3_000;
 /// Seeds of each built-in scenario tried, from 0, to find the one that kills a mutant.
 pub const SCENARIO_PROBE_SEEDS: u64 = 300;
 
-/// The *deep* mutants (issue #14: bugs that need two or more rare events together): their
-/// names, as `sutra-sim list mutants` gives them. Filled in where they are added to the
-/// model; each is measured like every other mutant and flagged `"deep": true`.
-pub const DEEP_MUTANTS: &[&str] = &[];
+/// Where each *deep* mutant (issue #14: a bug that needs two or more rare events together;
+/// `MutantInfo::deep`) is benchmarked: the scenario in which its plain-sweep median is
+/// measured (`examples/seeds_to_kill.rs`). A deep mutant seldom dies in the first few
+/// hundred seeds of any scenario, so probing for one would pick a scenario by luck.
+pub const DEEP_BENCH_SCENARIOS: &[(&str, &str)] = &[
+    ("commit-retry-accepts-free-row", "swarm"),
+    ("sweep-trusts-renewal", "swarm"),
+    ("queued-copy-acked", "pull-workers"),
+];
+
+/// Most runs a search for a deep mutant's kill may take (its sweep median is in the
+/// thousands).
+pub const DEEP_RUNS_MAX: u64 = 30_000;
 
 /// One benchmark's figures (DESIGN.md §10, `bench --explore --json`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -58,7 +68,7 @@ pub struct Benchmark {
     /// For a mutant: the scenario it was measured in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scenario: Option<String>,
-    /// For a mutant: listed in [`DEEP_MUTANTS`].
+    /// For a mutant: a deep one (`MutantInfo::deep`).
     pub deep: bool,
 }
 
@@ -121,6 +131,9 @@ pub fn puzzle_benchmark(puzzle: Puzzle, starts: usize, jobs: usize) -> Benchmark
 /// The first built-in scenario in which a sweep from seed 0 kills `info`'s mutant within
 /// [`SCENARIO_PROBE_SEEDS`] seeds.
 pub fn scenario_for(info: &MutantInfo) -> Option<Scenario> {
+    if let Some((_, name)) = DEEP_BENCH_SCENARIOS.iter().find(|(m, _)| *m == info.name) {
+        return Scenario::built_in(name).ok();
+    }
     Scenario::all_built_in().into_iter().find(|scenario| {
         (0..SCENARIO_PROBE_SEEDS).any(|seed| {
             sutra_sim_model::run_for_kill(scenario, seed, info).is_ok_and(|out| info.killed_by(&out.verdict))
@@ -157,12 +170,10 @@ pub fn explore_runs_to_kill(scenario: &Scenario, info: &MutantInfo, start: u64, 
 /// The kill benchmark of `info`'s mutant, or `None` if no built-in scenario kills it.
 pub fn mutant_benchmark(info: &MutantInfo, starts: usize, jobs: usize) -> Option<Benchmark> {
     let scenario = scenario_for(info)?;
+    let max = if info.deep { DEEP_RUNS_MAX } else { MUTANT_RUNS_MAX };
     let figures = per_start(starts, jobs, &|i| {
         let start = puzzles::start_seed(i);
-        (
-            sweep_runs_to_kill(&scenario, info, start, MUTANT_RUNS_MAX),
-            explore_runs_to_kill(&scenario, info, start, MUTANT_RUNS_MAX, 1),
-        )
+        (sweep_runs_to_kill(&scenario, info, start, max), explore_runs_to_kill(&scenario, info, start, max, 1))
     });
     let (sweep, explored): (Vec<_>, Vec<_>) = figures.into_iter().unzip();
     Some(Benchmark {
@@ -173,7 +184,7 @@ pub fn mutant_benchmark(info: &MutantInfo, starts: usize, jobs: usize) -> Option
         explore_runs_median: median(explored),
         start_seeds: starts,
         scenario: Some(scenario.name.clone()),
-        deep: DEEP_MUTANTS.contains(&info.name),
+        deep: info.deep,
     })
 }
 
@@ -234,6 +245,17 @@ mod tests {
         assert_eq!(median(vec![Some(3), None, Some(1)]), Some(3.0));
         assert_eq!(median(vec![None, None, Some(1)]), None);
         assert_eq!(median(vec![Some(2), Some(4)]), Some(3.0));
+    }
+
+    #[test]
+    fn every_deep_mutant_has_a_built_in_bench_scenario_and_only_deep_ones_do() {
+        for info in sutra_sim_model::MUTANTS.iter() {
+            let listed = DEEP_BENCH_SCENARIOS.iter().find(|(m, _)| *m == info.name);
+            assert_eq!(listed.is_some(), info.deep, "{}", info.name);
+            if let Some((_, scenario)) = listed {
+                assert!(Scenario::built_in(scenario).is_ok(), "{scenario}");
+            }
+        }
     }
 
     #[test]
