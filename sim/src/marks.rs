@@ -14,8 +14,11 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Slots of the coverage bitmap (a power of two).
-pub const MAP_SLOTS: usize = 1 << 16;
+/// Slots of the coverage bitmap (a power of two). Large enough that a long exploration's
+/// state signatures (over 100,000 distinct in 10,000 runs of `swarm`) seldom share a slot:
+/// with 2¹⁶ slots the map filled up and hid most of what exploration found beyond a sweep.
+/// A run that collects marks pays one bit per slot (128 KiB); one that does not, nothing.
+pub const MAP_SLOTS: usize = 1 << 20;
 
 /// Where a mark came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
