@@ -54,10 +54,18 @@ pub fn crash(world: &Rc<World>, index: u32, node: NodeId) {
     if stays_dead {
         return;
     }
+    restart_later(world, index, node, delay);
+}
+
+/// Restarts replica `index`'s dead `node` as a new incarnation after `delay` — unless the
+/// heal restarted it first, or the replica runs on another node by then (a replacement).
+/// The orchestrator's side of both a crash and a graceful stop.
+pub fn restart_later(world: &Rc<World>, index: u32, node: NodeId, delay: std::time::Duration) {
     let w = world.clone();
     executor::spawn_daemon_on(NodeId::WORLD, "fault:restart", async move {
         sleep(delay).await;
-        if !w.ctx.healed() && executor::node_status(node) == NodeStatus::Dead {
+        let current = w.cluster.slots.borrow()[index as usize].node == node;
+        if current && !w.ctx.healed() && executor::node_status(node) == NodeStatus::Dead {
             executor::restart(node);
         }
     });

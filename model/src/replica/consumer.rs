@@ -1,6 +1,7 @@
 //! The relay path: receive a relay from the broker, route it through the binding table,
 //! wait for the lane to have room, and dispatch it (R12: routing is affinity only; the
-//! claim, not the route, decides who runs).
+//! claim, not the route, decides who runs). A process shutting down stops receiving: the
+//! consumer stops at its wait for the next delivery (one it holds is dispatched first).
 
 use std::rc::Rc;
 
@@ -15,8 +16,9 @@ use crate::streams;
 /// The consumer loop of one process.
 pub async fn run(ctx: Rc<Context>, broker: Broker, surface: Rc<ReplicaSurface>) {
     let process = surface.process;
+    let _role = surface.shutdown.role();
     loop {
-        let delivery = broker.receive(process).await;
+        let Some(delivery) = surface.shutdown.unless_requested(broker.receive(process)).await else { return };
         let relay = delivery.relay;
         // A duplicate is the publisher's or the broker's at-least-once slip: one per first delivery,
         // never multiplying on redeliveries.
