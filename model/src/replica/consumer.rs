@@ -39,7 +39,9 @@ pub async fn run(ctx: Rc<Context>, broker: Broker, surface: Rc<ReplicaSurface>) 
         let lane = route.lane();
         // The await between deciding and acting: wait for the lane to have room.
         let inbox = &surface.lanes[lane as usize];
-        while inbox.queue.len() >= crate::spec::LANE_BACKLOG_MAX {
+        // Once the process is shutting down its lanes take nothing, and the queue is handed
+        // back: no room to wait for.
+        while inbox.queue.len() >= crate::spec::LANE_BACKLOG_MAX && !surface.shutdown.requested() {
             inbox.space.notified().await;
         }
         if surface.bindings.act_on(relay.instance, delivery.tag, &route).await.is_err() {

@@ -143,9 +143,11 @@ impl LaneInbox {
 }
 
 impl LaneInbox {
-    /// Waits until the lane has room, then queues `work`.
-    pub async fn send(&self, work: Work) {
-        while self.queue.len() >= LANE_BACKLOG_MAX {
+    /// Waits until the lane has room, then queues `work`. Once the lane's process is
+    /// shutting down nothing is started from the queue and all of it is handed back, so a
+    /// sender no longer waits for room (it would wait for a lane that takes nothing).
+    pub async fn send(&self, work: Work, shutdown: &super::shutdown::Shutdown) {
+        while self.queue.len() >= LANE_BACKLOG_MAX && !shutdown.requested() {
             self.space.notified().await;
         }
         self.queue.push(work);

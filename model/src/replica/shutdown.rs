@@ -9,9 +9,11 @@
 //!    role reports when it stopped. The sweep lease is left to expire: spec 000 makes the
 //!    lease the role's one exclusion and gives it an expiry for a holder that goes away, and
 //!    the store has no statement for giving it up early.
-//! 2. Work queued for its lanes but not started is handed back at once — a relay
-//!    requeued, a timer fire deferred — so another replica takes it: routing is affinity
-//!    only (R12), the claim decides who runs.
+//! 2. Work queued for its lanes but not started is handed back at once, the way every exit
+//!    that does not consume its trigger gives it back — a relay requeued (after the
+//!    requeue delay), a timer fire deferred (with backoff) — so another replica takes it:
+//!    routing is affinity only (R12), the claim decides who runs. Senders stop waiting for
+//!    room in a queue nothing is taken from any more.
 //! 3. Executions in flight are given until the drain deadline (`drain_timeout`, by the
 //!    process's own clock) to finish. Any still running then is cancelled — its worker
 //!    task aborted — and takes the same explicit, awaited exit path as every other

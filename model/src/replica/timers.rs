@@ -81,7 +81,7 @@ pub async fn run(
                 source: Source::Timer,
                 misrouted,
             };
-            target.lanes[lane as usize].send(work).await;
+            target.lanes[lane as usize].send(work, &target.shutdown).await;
         }
     }
 }
