@@ -342,12 +342,6 @@ pub enum ModelEvent {
     TaskAborted { replica: u32, process: ProcessId, lane: u16, task: u64 },
     /// A replica process was killed.
     ReplicaCrashed { replica: u32, process: ProcessId },
-    /// The environment asked a replica process to shut down gracefully (an orchestrator's
-    /// SIGTERM, the `cancel` fault): drain within `drain_ns`, then stop.
-    ShutdownRequested { replica: u32, process: ProcessId, drain_ns: u64 },
-    /// A replica process exited by itself after a shutdown request: not a crash — it had
-    /// every chance to run its exit paths. It restarts later as a new process.
-    ReplicaStopped { replica: u32, process: ProcessId },
     /// A replica came back as a new process.
     ReplicaRestarted { replica: u32, process: ProcessId },
     /// A replica was frozen.
@@ -370,6 +364,14 @@ pub enum ModelEvent {
     Healed,
     /// The claim-bounce meter at the end of the run (R13), split by path.
     BounceMeter { relay: u32, timer: u32 },
+    // New variants go last: an event's postcard encoding (which the fingerprint folds)
+    // names its variant by position.
+    /// The environment asked a replica process to shut down gracefully (an orchestrator's
+    /// SIGTERM, the `cancel` fault): drain within `drain_ns`, then stop.
+    ShutdownRequested { replica: u32, process: ProcessId, drain_ns: u64 },
+    /// A replica process exited by itself after a shutdown request: not a crash — it had
+    /// every chance to run its exit paths. It restarts later as a new process.
+    ReplicaStopped { replica: u32, process: ProcessId },
 }
 
 /// A component whose events a checker may believe: it reports what it did, not what the
