@@ -90,6 +90,8 @@ pub fn maybe_shut_down(world: &Rc<World>) {
         // Cancelled if the process crashed (or was killed at a store call) mid-drain.
         if stopped.await.is_ok() {
             w.ctx.tracer.emit_on(node, ModelEvent::ReplicaStopped { replica, process });
+            // A drain that ended after the heal restarts at once: the heal is over.
+            let delay = if w.ctx.healed() { std::time::Duration::ZERO } else { delay };
             super::crash::restart_later(&w, replica, node, delay);
         }
     });
