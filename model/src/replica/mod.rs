@@ -60,7 +60,7 @@ fn start_process(deps: &Deps, index: u32, node: NodeId) {
     let bindings = Bindings::new(ctx.clone(), deps.routing.clone(), process);
     let lanes: Vec<LaneInbox> = (0..ctx.scenario().topology.lanes).map(|_| LaneInbox::default()).collect();
     let in_hand = execution::InHand::default();
-    let shutdown = Rc::new(shutdown::Shutdown::default());
+    let shutdown = Rc::new(shutdown::Shutdown::new(!ctx.faults().cancel.shutdown_per_tick.is_never()));
     for (i, inbox) in lanes.iter().enumerate() {
         let lane = ExecutionLane {
             ctx: ctx.clone(),

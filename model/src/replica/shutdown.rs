@@ -44,7 +44,10 @@ use crate::store::Store;
 /// of the process holds it; it starts off, and once requested stays requested.
 #[derive(Default)]
 pub struct Shutdown {
-    /// Set once by the shutdown request. Invariant: never unset.
+    /// False where no shutdown can be requested in this seed: the roles' waits then pay
+    /// nothing for a request that never comes.
+    possible: bool,
+    /// Set once by the shutdown request. Invariant: never unset, and only if `possible`.
     requested: Cell<bool>,
     /// Wakes the roles waiting at their stop points when the request comes.
     signal: Notify,
@@ -66,6 +69,11 @@ impl Drop for RoleGuard {
 }
 
 impl Shutdown {
+    /// A switch that can be requested only if `possible` (graceful shutdowns are on).
+    pub fn new(possible: bool) -> Shutdown {
+        Shutdown { possible, ..Shutdown::default() }
+    }
+
     /// True once the process was asked to shut down.
     pub fn requested(&self) -> bool {
         self.requested.get()
@@ -81,6 +89,9 @@ impl Shutdown {
     /// `work` is dropped at its await point. The request is looked at first, so a role
     /// never starts a wait it would have to abandon.
     pub async fn unless_requested<T>(&self, work: impl Future<Output = T>) -> Option<T> {
+        if !self.possible {
+            return Some(work.await);
+        }
         let stop = std::pin::pin!(self.wait());
         let work = std::pin::pin!(work);
         match futures::future::select(stop, work).await {
@@ -104,6 +115,7 @@ impl Shutdown {
     }
 
     fn request(&self) {
+        assert!(self.possible, "a shutdown is requested only where graceful shutdowns are on");
         self.requested.set(true);
         self.signal.notify();
     }
