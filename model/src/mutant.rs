@@ -88,6 +88,10 @@ pub enum Mutant {
     /// cannot await, so its claim is left to the sweeper while the process lives (breaks
     /// R9, R22).
     NoReleaseOnCancel,
+    /// A gracefully shutting-down replica exits at its drain deadline with executions still
+    /// in flight, dropping them without their awaited exit path: their claims are left to
+    /// the sweeper by a process that had every chance to release (breaks R9, R22).
+    ShutdownSkipsDrainRelease,
 }
 
 /// What a mutant breaks and who is expected to catch it.
@@ -112,7 +116,7 @@ pub struct MutantInfo {
 }
 
 /// Every mutant, in the order of DESIGN.md §7.
-pub const MUTANTS: [MutantInfo; 30] = [
+pub const MUTANTS: [MutantInfo; 31] = [
     MutantInfo {
         mutant: Mutant::PerProcessOwner,
         name: "per-process-owner",
@@ -351,6 +355,15 @@ pub const MUTANTS: [MutantInfo; 30] = [
         rules: "R9, R22",
         caught_by: "live-leak",
         description: "an aborted execution's future is dropped without an awaited release",
+        deep: false,
+    },
+    MutantInfo {
+        mutant: Mutant::ShutdownSkipsDrainRelease,
+        name: "shutdown-skips-drain-release",
+        rules: "R9, R22",
+        caught_by: "live-leak",
+        description:
+            "a replica shutting down exits at its drain deadline, dropping executions still in flight unreleased",
         deep: false,
     },
 ];

@@ -65,11 +65,19 @@ pub enum Situation {
     CancelledExecutionReleased,
     /// A caller's process froze or died just before a store request or just after a reply.
     CallerStruckAtStoreCall,
+    /// A replica shutting down gracefully had a claim released during its drain (a step
+    /// committed with its release, or an exit path released).
+    DrainedReplicaReleased,
+    /// A replica's drain deadline cancelled an execution still running, and the cancelled
+    /// execution's exit path released its claim before the process stopped.
+    DrainDeadlineCancelReleased,
+    /// A replica that stopped gracefully came back as a new process.
+    RestartedAfterGracefulStop,
     /// A fault of this kind was injected.
     Fault(FaultKind),
 }
 
-const SITUATIONS: [(Situation, &str, &str); 25] = [
+const SITUATIONS: [(Situation, &str, &str); 28] = [
     (Situation::RelayRefused, "sometimes-relay-refused", "a refused relay was requeued"),
     (Situation::TimerDeferred, "sometimes-timer-deferred", "a refused timer fire was deferred"),
     (Situation::Admin409, "sometimes-admin-409", "a migration was answered 409"),
@@ -151,6 +159,21 @@ const SITUATIONS: [(Situation, &str, &str); 25] = [
         "sometimes-caller-struck-at-store-call",
         "a process froze or died just before a store request or just after its reply",
     ),
+    (
+        Situation::DrainedReplicaReleased,
+        "sometimes-drained-replica-released",
+        "a replica shutting down gracefully had a claim released during its drain",
+    ),
+    (
+        Situation::DrainDeadlineCancelReleased,
+        "sometimes-drain-deadline-cancel-released",
+        "a drain deadline cancelled a running execution, whose exit path then released its claim",
+    ),
+    (
+        Situation::RestartedAfterGracefulStop,
+        "sometimes-restarted-after-graceful-stop",
+        "a replica that stopped gracefully restarted as a new process",
+    ),
 ];
 
 /// One sometimes-property and the little state it needs.
@@ -177,6 +200,12 @@ pub struct Coverage {
     window: super::prefetch_window::PrefetchWindow,
     /// Executions marked on the way to the situation (a lost commit reply, a release).
     marked: DenseSet<ExecId>,
+    /// Processes asked to shut down that have not stopped (or died) yet.
+    draining: DenseSet<ProcessId>,
+    /// Draining processes whose drain deadline (or another abort) cancelled a task.
+    cut: DenseSet<ProcessId>,
+    /// Replicas whose last process stopped gracefully.
+    stopped: DenseSet<u32>,
 }
 
 /// One property per fault kind, from the fault table: the kind was injected.
@@ -224,7 +253,15 @@ impl Coverage {
             taken_from_silent: DenseSet::new(),
             window: Default::default(),
             marked: DenseSet::new(),
+            draining: DenseSet::new(),
+            cut: DenseSet::new(),
+            stopped: DenseSet::new(),
         }
+    }
+
+    /// True if `owner` was granted a claim by a process that is draining now.
+    fn owner_draining(&self, owner: &OwnerId) -> bool {
+        self.owner_process.get(owner).is_some_and(|p| self.draining.contains(*p))
     }
 
     fn reached(&mut self, kind: &ModelEvent) -> bool {
@@ -364,6 +401,52 @@ impl Coverage {
             (Situation::CallerStruckAtStoreCall, E::CallStruck { fault, .. }) => {
                 !matches!(fault, CallFault::RequestLost | CallFault::ReplyLost)
             }
+            // Witnessed: the environment's shutdown request and stop, the executor's abort,
+            // the store's grants, commits and releases.
+            (
+                Situation::DrainedReplicaReleased | Situation::DrainDeadlineCancelReleased,
+                E::ClaimGranted { owner, process: Some(p), .. },
+            ) => {
+                self.owner_process.insert(*owner, *p);
+                false
+            }
+            (
+                Situation::DrainedReplicaReleased | Situation::DrainDeadlineCancelReleased,
+                E::ShutdownRequested { process, .. },
+            ) => {
+                self.draining.insert(*process);
+                false
+            }
+            (
+                Situation::DrainedReplicaReleased | Situation::DrainDeadlineCancelReleased,
+                E::ReplicaStopped { process, .. } | E::ReplicaCrashed { process, .. },
+            ) => {
+                self.draining.remove(*process);
+                self.cut.remove(*process);
+                false
+            }
+            (Situation::DrainedReplicaReleased, E::Released { owner, released: true, .. })
+            | (Situation::DrainedReplicaReleased, E::CommitAccepted { owner, .. }) => self.owner_draining(owner),
+            (Situation::DrainDeadlineCancelReleased, E::TaskAborted { process, .. }) => {
+                if self.draining.contains(*process) {
+                    self.cut.insert(*process);
+                }
+                false
+            }
+            (Situation::DrainDeadlineCancelReleased, E::Released { owner, released: true, .. }) => {
+                self.owner_process.get(owner).is_some_and(|p| self.cut.contains(*p))
+            }
+            (Situation::RestartedAfterGracefulStop, E::ReplicaStopped { replica, .. }) => {
+                self.stopped.insert(*replica);
+                false
+            }
+            (Situation::RestartedAfterGracefulStop, E::ReplicaCrashed { replica, .. }) => {
+                self.stopped.remove(*replica);
+                false
+            }
+            (Situation::RestartedAfterGracefulStop, E::ReplicaRestarted { replica, .. }) => {
+                self.stopped.remove(*replica)
+            }
             (Situation::Fault(kind), E::FaultInjected { fault, .. }) => kind == *fault,
             _ => false,
         }
@@ -399,6 +482,13 @@ impl Checker<ModelEvent, ModelView> for Coverage {
             Situation::SameOwnerReclaimGranted => &[CLAIM_GRANTED],
             Situation::CancelledExecutionReleased => &[RELEASED, EXECUTION_ENDED],
             Situation::CallerStruckAtStoreCall => &[CALL_STRUCK],
+            Situation::DrainedReplicaReleased => {
+                &[CLAIM_GRANTED, SHUTDOWN_REQUESTED, REPLICA_STOPPED, REPLICA_CRASHED, RELEASED, COMMIT_ACCEPTED]
+            }
+            Situation::DrainDeadlineCancelReleased => {
+                &[CLAIM_GRANTED, SHUTDOWN_REQUESTED, REPLICA_STOPPED, REPLICA_CRASHED, TASK_ABORTED, RELEASED]
+            }
+            Situation::RestartedAfterGracefulStop => &[REPLICA_STOPPED, REPLICA_CRASHED, REPLICA_RESTARTED],
             Situation::Fault(_) => &[FAULT_INJECTED],
         };
         sutra_sim_core::tag_mask(tags)
@@ -504,6 +594,13 @@ pub fn expected(scenario: &Scenario) -> Vec<&'static str> {
             Situation::CallerStruckAtStoreCall => {
                 !f.store_replies.boundary_pause_per_call.is_never()
                     || !f.store_replies.boundary_crash_per_call.is_never()
+            }
+            Situation::DrainedReplicaReleased | Situation::RestartedAfterGracefulStop => {
+                !f.cancel.shutdown_per_tick.is_never()
+            }
+            // The deadline cuts an execution only if some step can outlast it.
+            Situation::DrainDeadlineCancelReleased => {
+                !f.cancel.shutdown_per_tick.is_never() && f.cancel.drain_timeout < w.step_duration_max
             }
             Situation::Fault(kind) => on(kind),
         };
@@ -684,6 +781,21 @@ mod tests {
                 fault: CallFault::PausedAfter,
                 task: None,
             }],
+            Situation::DrainedReplicaReleased => vec![
+                grant,
+                E::ShutdownRequested { replica: 0, process: p, drain_ns: 150_000_000 },
+                E::Released { instance: i, exec: e, owner, epoch: 1, current_epoch: 1, released: true, task: None },
+            ],
+            Situation::DrainDeadlineCancelReleased => vec![
+                grant,
+                E::ShutdownRequested { replica: 0, process: p, drain_ns: 150_000_000 },
+                E::TaskAborted { replica: 0, process: p, lane: 0, task: 7 },
+                E::Released { instance: i, exec: e, owner, epoch: 1, current_epoch: 1, released: true, task: None },
+            ],
+            Situation::RestartedAfterGracefulStop => vec![
+                E::ReplicaStopped { replica: 0, process: p },
+                E::ReplicaRestarted { replica: 0, process: ProcessId(2) },
+            ],
             Situation::Fault(fault) => vec![E::FaultInjected { fault, replica: None, detail_ns: 0, task: None }],
         }
         .into_iter()
@@ -771,6 +883,58 @@ mod tests {
         settled.push((3, delivered(7)));
         let mut c = Coverage::new(Situation::PrefetchWindowFull, "x");
         assert_eq!(feed(&mut c, settled), Check::Ok);
+    }
+
+    #[test]
+    fn a_release_counts_for_a_drain_only_between_the_shutdown_request_and_the_stop() {
+        use ModelEvent as E;
+        let p = ProcessId(1);
+        let owner = OwnerId::lane(p, 0);
+        let grant = E::ClaimGranted {
+            instance: InstanceId(0),
+            exec: ExecId(1),
+            owner,
+            process: Some(p),
+            path: ResumePath::Relay,
+            previous: None,
+            stale_age_ns: None,
+            epoch: 1,
+            task: None,
+        };
+        let released = E::Released {
+            instance: InstanceId(0),
+            exec: ExecId(1),
+            owner,
+            epoch: 1,
+            current_epoch: 1,
+            released: true,
+            task: None,
+        };
+        let requested = E::ShutdownRequested { replica: 0, process: p, drain_ns: 1 };
+        let aborted = E::TaskAborted { replica: 0, process: p, lane: 0, task: 7 };
+        let stopped = E::ReplicaStopped { replica: 0, process: p };
+        let run = |situation, events: Vec<E>| {
+            let mut c = Coverage::new(situation, "x");
+            feed(&mut c, events.into_iter().map(|e| (1, e)).collect())
+        };
+        // No shutdown: an ordinary release.
+        assert_eq!(run(Situation::DrainedReplicaReleased, vec![grant.clone(), released.clone()]), Check::Ok);
+        // After the stop: too late to be the drain's.
+        let late = vec![grant.clone(), requested.clone(), stopped.clone(), released.clone()];
+        assert_eq!(run(Situation::DrainedReplicaReleased, late), Check::Ok);
+        // An abort outside a drain is the task-abort fault's, not the deadline's.
+        let plain_abort = vec![grant.clone(), aborted.clone(), released.clone()];
+        assert_eq!(run(Situation::DrainDeadlineCancelReleased, plain_abort), Check::Ok);
+        // A restart after a crash is no restart after a graceful stop.
+        let crashed = vec![
+            E::ReplicaStopped { replica: 0, process: p },
+            E::ReplicaRestarted { replica: 0, process: ProcessId(2) },
+            E::ReplicaCrashed { replica: 0, process: ProcessId(2) },
+            E::ReplicaRestarted { replica: 0, process: ProcessId(3) },
+        ];
+        let mut c = Coverage::new(Situation::RestartedAfterGracefulStop, "x");
+        let verdicts: Vec<Check> = crashed.into_iter().map(|e| feed(&mut c, vec![(1, e)])).collect();
+        assert_eq!(verdicts, [Check::Ok, Check::Reached, Check::Ok, Check::Ok]);
     }
 
     #[test]
