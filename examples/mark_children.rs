@@ -51,5 +51,8 @@ fn main() {
         }
         seed += 1;
     }
-    println!("{} {} {}: {kills_all}/{runs_all} children killed ({found} parents in {seed} seeds)", info.name, scenario.name, args[2]);
+    println!(
+        "{} {} {}: {kills_all}/{runs_all} children killed ({found} parents in {seed} seeds)",
+        info.name, scenario.name, args[2]
+    );
 }
