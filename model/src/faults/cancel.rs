@@ -24,10 +24,7 @@ pub fn maybe_abort(world: &Rc<World>) {
         return;
     }
     let mut busy = Vec::new();
-    for (index, node) in super::crash::alive_replicas(world) {
-        let slots = world.cluster.slots.borrow();
-        let slot = &slots[index as usize];
-        let Some(surface) = slot.surface.as_ref().filter(|s| s.process == slot.process) else { continue };
+    for (index, node, surface) in running_surfaces(world) {
         for (lane, inbox) in surface.lanes.iter().enumerate() {
             if inbox.in_flight.borrow().is_some() {
                 busy.push((index, node, surface.process, lane as u16, inbox.clone()));
@@ -55,14 +52,7 @@ pub fn maybe_shut_down(world: &Rc<World>) {
     if !world.ctx.fires(FaultGate::tick(FaultKind::Cancel), options.shutdown_per_tick) {
         return;
     }
-    let mut running = Vec::new();
-    for (index, node) in super::crash::alive_replicas(world) {
-        let slots = world.cluster.slots.borrow();
-        let slot = &slots[index as usize];
-        if let Some(surface) = slot.surface.as_ref().filter(|s| s.process == slot.process && !s.shutdown.requested()) {
-            running.push((index, node, surface.clone()));
-        }
-    }
+    let mut running: Vec<_> = running_surfaces(world).into_iter().filter(|(_, _, s)| !s.shutdown.requested()).collect();
     if running.is_empty() {
         return;
     }
@@ -95,4 +85,23 @@ pub fn maybe_shut_down(world: &Rc<World>) {
             super::crash::restart_later(&w, replica, node, delay);
         }
     });
+}
+
+/// The replicas whose running process lives on an alive node, with that process's surface.
+/// Right after a paused process's replacement was started, the slot already names the
+/// replacement's node while its process and surface are still the frozen one's until the
+/// replacement boots: such a slot is left out, or a fault drawn for "the replica" would
+/// strike the frozen zombie's lanes from the replacement's node.
+fn running_surfaces(world: &World) -> Vec<(u32, NodeId, Rc<crate::replica::cluster::ReplicaSurface>)> {
+    let zombies = world.zombies.borrow();
+    let slots = world.cluster.slots.borrow();
+    super::crash::alive_replicas(world)
+        .into_iter()
+        .filter_map(|(index, node)| {
+            let slot = &slots[index as usize];
+            let surface = slot.surface.as_ref().filter(|s| s.process == slot.process)?;
+            let zombie = zombies.iter().any(|&(_, _, p)| p == surface.process);
+            (!zombie).then(|| (index, node, surface.clone()))
+        })
+        .collect()
 }
