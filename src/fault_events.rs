@@ -33,6 +33,8 @@ pub fn is_environment_event(event: &ModelEvent) -> bool {
         event,
         ModelEvent::FaultInjected { .. }
             | ModelEvent::ReplicaCrashed { .. }
+            | ModelEvent::ShutdownRequested { .. }
+            | ModelEvent::ReplicaStopped { .. }
             | ModelEvent::ReplicaRestarted { .. }
             | ModelEvent::ReplicaPaused { .. }
             | ModelEvent::ReplicaResumed { .. }

@@ -132,9 +132,12 @@ fn instant_kind(event: &ModelEvent) -> Option<(&'static str, &'static str)> {
         E::CommitAccepted { .. } | E::CommitRejected { .. } => ("commit", "t"),
         E::Swept { .. } | E::SweepSelected { .. } | E::SweepClearMissed { .. } => ("sweep", "t"),
         E::Healed => ("fault", "g"),
-        E::ReplicaCrashed { .. } | E::ReplicaPaused { .. } | E::ReplicaResumed { .. } | E::ReplicaRestarted { .. } => {
-            ("fault", "p")
-        }
+        E::ReplicaCrashed { .. }
+        | E::ShutdownRequested { .. }
+        | E::ReplicaStopped { .. }
+        | E::ReplicaPaused { .. }
+        | E::ReplicaResumed { .. }
+        | E::ReplicaRestarted { .. } => ("fault", "p"),
         other if is_environment_event(other) => ("fault", "t"),
         E::MigrationRequested { .. } => ("admin", "t"),
         E::InstanceCompleted { .. } => ("instance", "t"),

@@ -383,6 +383,11 @@ const ADDED_LATER: &[&str] = &[
     "faults.phases",
     // The broker's liveness timeout for paused consumers (issue 13): zero, never.
     "faults.broker.paused_consumer_timeout",
+    // Graceful replica shutdowns, the cancel fault's third shape (issue 13): never, no
+    // drain, restart at once.
+    "faults.cancel.shutdown_per_tick",
+    "faults.cancel.drain_timeout",
+    "faults.cancel.restart_delay_max",
 ];
 
 /// True if `path` (`scenario.…` or `origin.scenario.…`) is one of [`ADDED_LATER`].
@@ -457,6 +462,8 @@ mod tests {
     fn options_added_later_may_be_missing_and_nothing_else_may() {
         assert!(added_later("scenario.faults.phases"));
         assert!(added_later("origin.scenario.faults.broker.paused_consumer_timeout"));
+        assert!(added_later("scenario.faults.cancel.shutdown_per_tick"));
+        assert!(!added_later("scenario.faults.cancel.abort_per_tick"));
         assert!(!added_later("scenario.faults.tick"));
         assert!(!added_later("scenario.faults.broker.delay_max"));
         assert!(!added_later("scenario.xfaults.phases"));

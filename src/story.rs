@@ -69,6 +69,8 @@ impl<'a> Places<'a> {
                     exec_lane.insert(*exec, *to_lane);
                 }
                 ModelEvent::ReplicaCrashed { process, .. }
+                | ModelEvent::ShutdownRequested { process, .. }
+                | ModelEvent::ReplicaStopped { process, .. }
                 | ModelEvent::ReplicaRestarted { process, .. }
                 | ModelEvent::ReplicaPaused { process, .. }
                 | ModelEvent::ReplicaResumed { process, .. } => {
@@ -269,6 +271,8 @@ fn collect_processes(event: &ModelEvent, out: &mut BTreeSet<ProcessId>) {
         | ModelEvent::RelayDelivered { process, .. }
         | ModelEvent::RelayReclaimed { process, .. }
         | ModelEvent::ReplicaCrashed { process, .. }
+        | ModelEvent::ShutdownRequested { process, .. }
+        | ModelEvent::ReplicaStopped { process, .. }
         | ModelEvent::ReplicaRestarted { process, .. }
         | ModelEvent::ReplicaPaused { process, .. }
         | ModelEvent::ReplicaResumed { process, .. }
@@ -409,6 +413,12 @@ pub fn describe(event: &ModelEvent) -> String {
         ),
         E::Lane { process, component, action, .. } => format!("p{} {component:?} lane: {action:?}", process.0),
         E::ReplicaCrashed { replica, process } => format!("REPLICA-{replica} CRASHED (p{} dies)", process.0),
+        E::ShutdownRequested { replica, process, drain_ns } => {
+            format!("replica-{replica} asked to shut down (p{} drains for up to {})", process.0, millis_text(*drain_ns))
+        }
+        E::ReplicaStopped { replica, process } => {
+            format!("replica-{replica} stopped gracefully (p{} exits)", process.0)
+        }
         E::ReplicaRestarted { replica, process } => format!("replica-{replica} restarted as p{}", process.0),
         E::ReplicaPaused { replica, process, for_ns } => {
             format!("REPLICA-{replica} PAUSED (p{} frozen for {})", process.0, millis_text(*for_ns))
@@ -459,6 +469,7 @@ fn exit_text(exit: &Exit) -> &'static str {
         Exit::Migrated => "migrated",
         Exit::LaneError => "lane refused a reentrant call",
         Exit::Cancelled => "cancelled while its process lived, released",
+        Exit::HandedBack => "handed back untouched: its replica was shutting down",
     }
 }
 

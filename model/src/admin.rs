@@ -40,7 +40,9 @@ pub async fn operator(world: Rc<World>) {
             (slot.node, slot.surface.clone())
         };
         let Some(surface) = surface else { continue };
+        // A replica shutting down no longer serves its admin API.
         if executor::node_status(node) != NodeStatus::Alive
+            || surface.shutdown.requested()
             || surface.process != world.cluster.slots.borrow()[replica as usize].process
         {
             continue;

@@ -51,9 +51,13 @@ pub enum Exit {
     Migrated,
     /// The lane refused a reentrant call (the model's own bug), and the execution gave up.
     LaneError,
-    /// The execution was cancelled while its process lived (its task aborted, or its step
-    /// past the per-step timeout), and released on the way out.
+    /// The execution was cancelled while its process lived (its task aborted, its step
+    /// past the per-step timeout, or its replica's drain deadline passed), and released on
+    /// the way out.
     Cancelled,
+    /// The work was queued for a lane of a replica that began shutting down: handed back
+    /// untouched (relay requeued, timer fire deferred) before anything was claimed.
+    HandedBack,
 }
 
 /// An execution lane's store calls: the ones made over the faulty request/reply boundary.
@@ -360,6 +364,14 @@ pub enum ModelEvent {
     Healed,
     /// The claim-bounce meter at the end of the run (R13), split by path.
     BounceMeter { relay: u32, timer: u32 },
+    // New variants go last: an event's postcard encoding (which the fingerprint folds)
+    // names its variant by position.
+    /// The environment asked a replica process to shut down gracefully (an orchestrator's
+    /// SIGTERM, the `cancel` fault): drain within `drain_ns`, then stop.
+    ShutdownRequested { replica: u32, process: ProcessId, drain_ns: u64 },
+    /// A replica process exited by itself after a shutdown request: not a crash — it had
+    /// every chance to run its exit paths. It restarts later as a new process.
+    ReplicaStopped { replica: u32, process: ProcessId },
 }
 
 /// A component whose events a checker may believe: it reports what it did, not what the
@@ -456,6 +468,8 @@ impl ModelEvent {
             | CallStruck { .. }
             | TaskAborted { .. }
             | ReplicaCrashed { .. }
+            | ShutdownRequested { .. }
+            | ReplicaStopped { .. }
             | ReplicaRestarted { .. }
             | ReplicaPaused { .. }
             | ReplicaResumed { .. }
@@ -584,6 +598,8 @@ impl ModelEvent {
                 CallStruck { instance, exec, call: StoreCall::Commit, fault: CallFault::ReplyLost, task: None }
             }
             tag::TASK_ABORTED => TaskAborted { replica: 0, process, lane: 0, task: 0 },
+            tag::SHUTDOWN_REQUESTED => ShutdownRequested { replica: 0, process, drain_ns: 0 },
+            tag::REPLICA_STOPPED => ReplicaStopped { replica: 0, process },
             _ => return None,
         })
     }
@@ -592,7 +608,7 @@ impl ModelEvent {
 /// Event tags ([`EventKind::tag`]): one per variant, for checkers' interest masks.
 pub mod tag {
     /// How many tags there are: every tag is below this, and every number below it is a tag.
-    pub const COUNT: u8 = 47;
+    pub const COUNT: u8 = 49;
 
     /// The kebab-case name of the events with tag `tag` (as [`sutra_sim_core::EventKind::name`]
     /// gives it), or `None` if no event has that tag.
@@ -707,6 +723,10 @@ pub mod tag {
     pub const CALL_STRUCK: u8 = 45;
     /// [`super::ModelEvent::TaskAborted`].
     pub const TASK_ABORTED: u8 = 46;
+    /// [`super::ModelEvent::ShutdownRequested`].
+    pub const SHUTDOWN_REQUESTED: u8 = 47;
+    /// [`super::ModelEvent::ReplicaStopped`].
+    pub const REPLICA_STOPPED: u8 = 48;
 }
 
 impl EventKind for ModelEvent {
@@ -758,6 +778,8 @@ impl EventKind for ModelEvent {
             ModelEvent::CallStruck { .. } => "call-struck",
             ModelEvent::TaskAborted { .. } => "task-aborted",
             ModelEvent::ReplicaCrashed { .. } => "replica-crashed",
+            ModelEvent::ShutdownRequested { .. } => "shutdown-requested",
+            ModelEvent::ReplicaStopped { .. } => "replica-stopped",
             ModelEvent::ReplicaRestarted { .. } => "replica-restarted",
             ModelEvent::ReplicaPaused { .. } => "replica-paused",
             ModelEvent::ReplicaResumed { .. } => "replica-resumed",
@@ -857,6 +879,8 @@ impl EventKind for ModelEvent {
             ModelEvent::CallStruck { .. } => tag::CALL_STRUCK,
             ModelEvent::TaskAborted { .. } => tag::TASK_ABORTED,
             ModelEvent::ReplicaCrashed { .. } => tag::REPLICA_CRASHED,
+            ModelEvent::ShutdownRequested { .. } => tag::SHUTDOWN_REQUESTED,
+            ModelEvent::ReplicaStopped { .. } => tag::REPLICA_STOPPED,
             ModelEvent::ReplicaRestarted { .. } => tag::REPLICA_RESTARTED,
             ModelEvent::ReplicaPaused { .. } => tag::REPLICA_PAUSED,
             ModelEvent::ReplicaResumed { .. } => tag::REPLICA_RESUMED,
@@ -1013,6 +1037,8 @@ mod tests {
         assert_eq!(tag::source(tag::COMMIT_ACCEPTED), Some(Source::Witness(Witness::Store)));
         assert_eq!(tag::source(tag::RELAY_REQUEUED), Some(Source::Witness(Witness::Broker)));
         assert_eq!(tag::source(tag::REPLICA_CRASHED), Some(Source::Witness(Witness::Executor)));
+        assert_eq!(tag::source(tag::REPLICA_STOPPED), Some(Source::Witness(Witness::Executor)));
+        assert_eq!(tag::source(tag::SHUTDOWN_REQUESTED), Some(Source::Witness(Witness::Executor)));
         assert_eq!(tag::source(tag::LANE), Some(Source::Witness(Witness::Executor)));
     }
 }

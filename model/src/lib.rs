@@ -280,7 +280,7 @@ mod tests {
     #[test]
     fn the_mutants_of_lost_replies_and_cancellation_are_caught_by_their_expected_checkers() {
         let scenario = Scenario::built_in("real-world").unwrap();
-        for mutant in [Mutant::AmbiguousCommitAsFailure, Mutant::NoReleaseOnCancel] {
+        for mutant in [Mutant::AmbiguousCommitAsFailure, Mutant::NoReleaseOnCancel, Mutant::ShutdownSkipsDrainRelease] {
             let info = mutant.info();
             let killed = (0..40).find(|&seed| info.killed_by(&run_for_kill(&scenario, seed, info).unwrap().verdict));
             assert!(killed.is_some(), "{} survived 40 seeds of real-world", info.name);
@@ -288,7 +288,7 @@ mod tests {
     }
 
     #[test]
-    fn the_correct_model_survives_lost_replies_cancellation_and_strikes_at_store_calls() {
+    fn the_correct_model_survives_lost_replies_cancellation_graceful_shutdowns_and_strikes_at_store_calls() {
         let scenario = Scenario::built_in("real-world").unwrap();
         for seed in 0..30 {
             let verdict = run(&scenario, &RunOptions::seeded(seed)).verdict;

@@ -58,6 +58,8 @@ pub fn record(event: &ModelEvent) {
         | E::SnapshotUsed { .. }
         | E::ReplicaRestarted { .. } => emit!(debug, "sutra_sim_model::replica"),
         E::ReplicaCrashed { .. }
+        | E::ShutdownRequested { .. }
+        | E::ReplicaStopped { .. }
         | E::CallStruck { .. }
         | E::TaskAborted { .. }
         | E::ReplicaPaused { .. }

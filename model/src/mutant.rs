@@ -68,17 +68,27 @@ pub enum Mutant {
     /// Deep. The store client retries a commit the store refused (a transient abort, a
     /// short unavailability) with its ownership condition widened to "ours, or free", in
     /// case the first attempt had released: harmless unless the writer's claim was swept
-    /// meanwhile and nobody has claimed the row since (breaks R19).
+    /// meanwhile and nobody has claimed the row since (breaks R19). The rare events, in
+    /// order: a commit's transaction aborts (`sometimes-commit-retried-after-abort`), its
+    /// process freezes within the retry's backoff (`sometimes-froze-retrying-commit`) for
+    /// longer than the claim timeout, the sweep clears the claim, and no other resume
+    /// claims the row before the frozen process wakes.
     CommitRetryAcceptsFreeRow,
     /// Deep. The sweep drops its lease condition because the sweeper renewed the lease
     /// just before: harmless unless the sweeper freezes between the renewal and the sweep
-    /// for longer than the lease, while some claim is stale (breaks R18).
+    /// for longer than the lease, while some claim is stale (breaks R18). The freeze falls
+    /// between the lease grant and the select (`sometimes-lease-holder-froze-before-select`)
+    /// or, where the lease fault pauses a holder mid-sweep, between the select and the
+    /// clears (`sometimes-sweep-interrupted-between-steps`).
     SweepTrustsRenewal,
     /// Deep. A delivery of a message already queued for one of this process's lanes is
     /// acked unseen, "the queued copy will do the step": harmless while the broker still
     /// holds the queued copy's delivery, wrong for a zombie — a process replaced while
     /// frozen, whose deliveries the broker took back — when its queued copy then fails
-    /// (breaks R4).
+    /// (breaks R4). On the way: a replaced process resumes with a lane busy
+    /// (`sometimes-zombie-resumed-mid-step`), and a delivery the broker took back from it
+    /// reaches it again while a copy still waits in a lane
+    /// (`sometimes-relay-back-while-copy-queued`).
     QueuedCopyAcked,
     /// A store call that times out is taken as failed: an ambiguous commit is reported as a
     /// failed step — released and retried — though the store may have applied it (breaks
@@ -88,6 +98,10 @@ pub enum Mutant {
     /// cannot await, so its claim is left to the sweeper while the process lives (breaks
     /// R9, R22).
     NoReleaseOnCancel,
+    /// A gracefully shutting-down replica exits at its drain deadline with executions still
+    /// in flight, dropping them without their awaited exit path: their claims are left to
+    /// the sweeper by a process that had every chance to release (breaks R9, R22).
+    ShutdownSkipsDrainRelease,
 }
 
 /// What a mutant breaks and who is expected to catch it.
@@ -112,7 +126,7 @@ pub struct MutantInfo {
 }
 
 /// Every mutant, in the order of DESIGN.md §7.
-pub const MUTANTS: [MutantInfo; 30] = [
+pub const MUTANTS: [MutantInfo; 31] = [
     MutantInfo {
         mutant: Mutant::PerProcessOwner,
         name: "per-process-owner",
@@ -351,6 +365,15 @@ pub const MUTANTS: [MutantInfo; 30] = [
         rules: "R9, R22",
         caught_by: "live-leak",
         description: "an aborted execution's future is dropped without an awaited release",
+        deep: false,
+    },
+    MutantInfo {
+        mutant: Mutant::ShutdownSkipsDrainRelease,
+        name: "shutdown-skips-drain-release",
+        rules: "R9, R22",
+        caught_by: "live-leak",
+        description:
+            "a replica shutting down exits at its drain deadline, dropping executions still in flight unreleased",
         deep: false,
     },
 ];

@@ -838,17 +838,7 @@ impl Store {
             }
         }
         for &(instance, owner, age_ns, version, epoch, parked, lease_held) in &cleared {
-            self.tracer.emit(ModelEvent::Swept { instance, owner, epoch, age_ns, by, lease_held, task: sender() });
-            self.tracer.emit(ModelEvent::RowWritten {
-                instance,
-                write: WriteKind::Sweep,
-                by: None,
-                writer: None,
-                owner: None,
-                version,
-                epoch,
-                parked,
-            });
+            self.emit_swept(instance, owner, epoch, age_ns, by, lease_held, version, parked);
         }
         self.latency().await;
         cleared.len() as u32
@@ -923,22 +913,38 @@ impl Store {
         };
         match cleared {
             Some((owner, age_ns, version, epoch, parked, lease_held)) => {
-                self.tracer.emit(ModelEvent::Swept { instance, owner, epoch, age_ns, by, lease_held, task: sender() });
-                self.tracer.emit(ModelEvent::RowWritten {
-                    instance,
-                    write: WriteKind::Sweep,
-                    by: None,
-                    writer: None,
-                    owner: None,
-                    version,
-                    epoch,
-                    parked,
-                });
+                self.emit_swept(instance, owner, epoch, age_ns, by, lease_held, version, parked)
             }
             None => self.tracer.emit(ModelEvent::SweepClearMissed { instance, by, epoch, task: sender() }),
         }
         self.latency().await;
         cleared.is_some()
+    }
+
+    /// Witnesses a sweep clearing `instance`'s claim: the sweep itself and the row it wrote.
+    #[allow(clippy::too_many_arguments)]
+    fn emit_swept(
+        &self,
+        instance: InstanceId,
+        owner: OwnerId,
+        epoch: u64,
+        age_ns: u64,
+        by: ProcessId,
+        lease_held: bool,
+        version: u64,
+        parked: bool,
+    ) {
+        self.tracer.emit(ModelEvent::Swept { instance, owner, epoch, age_ns, by, lease_held, task: sender() });
+        self.tracer.emit(ModelEvent::RowWritten {
+            instance,
+            write: WriteKind::Sweep,
+            by: None,
+            writer: None,
+            owner: None,
+            version,
+            epoch,
+            parked,
+        });
     }
 
     /// True if `row`'s claim is older than `cutoff` at `now`.

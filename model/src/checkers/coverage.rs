@@ -65,11 +65,33 @@ pub enum Situation {
     CancelledExecutionReleased,
     /// A caller's process froze or died just before a store request or just after a reply.
     CallerStruckAtStoreCall,
+    /// A replica shutting down gracefully had a claim released during its drain (a step
+    /// committed with its release, or an exit path released).
+    DrainedReplicaReleased,
+    /// A replica's drain deadline cancelled an execution still running, and the cancelled
+    /// execution's exit path released its claim before the process stopped.
+    DrainDeadlineCancelReleased,
+    /// A replica that stopped gracefully came back as a new process.
+    RestartedAfterGracefulStop,
+    /// A step's commit was aborted by the store and the client sent it again (R19's retry).
+    CommitRetriedAfterAbort,
+    /// A process froze while one of its commits was being retried after a store abort:
+    /// its claim may be swept before the retry lands (R19).
+    FrozeRetryingCommit,
+    /// A lease holder froze between its lease grant and its sweep's select: it may wake
+    /// with the lease lapsed (R18).
+    LeaseHolderFrozeBeforeSelect,
+    /// A replaced process (a zombie) resumed while one of its executions was mid-step: its
+    /// lane is busy while the broker takes its deliveries back (R4).
+    ZombieResumedMidStep,
+    /// A relay the broker took back from a process was delivered to that process again
+    /// while a copy of it still waited in one of its lanes (R4: two copies, one process).
+    RelayBackWhileCopyQueued,
     /// A fault of this kind was injected.
     Fault(FaultKind),
 }
 
-const SITUATIONS: [(Situation, &str, &str); 25] = [
+const SITUATIONS: [(Situation, &str, &str); 33] = [
     (Situation::RelayRefused, "sometimes-relay-refused", "a refused relay was requeued"),
     (Situation::TimerDeferred, "sometimes-timer-deferred", "a refused timer fire was deferred"),
     (Situation::Admin409, "sometimes-admin-409", "a migration was answered 409"),
@@ -151,6 +173,46 @@ const SITUATIONS: [(Situation, &str, &str); 25] = [
         "sometimes-caller-struck-at-store-call",
         "a process froze or died just before a store request or just after its reply",
     ),
+    (
+        Situation::DrainedReplicaReleased,
+        "sometimes-drained-replica-released",
+        "a replica shutting down gracefully had a claim released during its drain",
+    ),
+    (
+        Situation::DrainDeadlineCancelReleased,
+        "sometimes-drain-deadline-cancel-released",
+        "a drain deadline cancelled a running execution, whose exit path then released its claim",
+    ),
+    (
+        Situation::RestartedAfterGracefulStop,
+        "sometimes-restarted-after-graceful-stop",
+        "a replica that stopped gracefully restarted as a new process",
+    ),
+    (
+        Situation::CommitRetriedAfterAbort,
+        "sometimes-commit-retried-after-abort",
+        "a step's commit was aborted by the store and sent again",
+    ),
+    (
+        Situation::FrozeRetryingCommit,
+        "sometimes-froze-retrying-commit",
+        "a process froze while a commit of its was being retried after a store abort",
+    ),
+    (
+        Situation::LeaseHolderFrozeBeforeSelect,
+        "sometimes-lease-holder-froze-before-select",
+        "a lease holder froze between its lease grant and its sweep's select",
+    ),
+    (
+        Situation::ZombieResumedMidStep,
+        "sometimes-zombie-resumed-mid-step",
+        "a replaced process resumed while one of its executions was mid-step",
+    ),
+    (
+        Situation::RelayBackWhileCopyQueued,
+        "sometimes-relay-back-while-copy-queued",
+        "a relay taken back from a process was delivered to it again while a copy waited in its lane",
+    ),
 ];
 
 /// One sometimes-property and the little state it needs.
@@ -177,6 +239,24 @@ pub struct Coverage {
     window: super::prefetch_window::PrefetchWindow,
     /// Executions marked on the way to the situation (a lost commit reply, a release).
     marked: DenseSet<ExecId>,
+    /// Processes asked to shut down that have not stopped (or died) yet.
+    draining: DenseSet<ProcessId>,
+    /// Draining processes whose drain deadline (or another abort) cancelled a task.
+    cut: DenseSet<ProcessId>,
+    /// Replicas whose last process stopped gracefully.
+    stopped: DenseSet<u32>,
+    /// The execution each lane task last read a row for (store witnesses carry the task).
+    task_exec: BTreeMap<u64, ExecId>,
+    /// Executions whose step ended without error: their next store call is the commit.
+    committing: DenseSet<ExecId>,
+    /// Processes currently paused, by replica.
+    paused_of: DenseMap<u32, ProcessId>,
+    /// Processes replaced while paused: zombies.
+    zombies: DenseSet<ProcessId>,
+    /// Relays taken back, and from whom.
+    taken_back: BTreeMap<crate::ids::MessageId, ProcessId>,
+    /// Work dispatched to a lane and not yet taken by it: execution → (process, instance).
+    waiting: BTreeMap<ExecId, (ProcessId, InstanceId)>,
 }
 
 /// One property per fault kind, from the fault table: the kind was injected.
@@ -224,7 +304,21 @@ impl Coverage {
             taken_from_silent: DenseSet::new(),
             window: Default::default(),
             marked: DenseSet::new(),
+            draining: DenseSet::new(),
+            cut: DenseSet::new(),
+            stopped: DenseSet::new(),
+            task_exec: BTreeMap::new(),
+            committing: DenseSet::new(),
+            paused_of: DenseMap::new(),
+            zombies: DenseSet::new(),
+            taken_back: BTreeMap::new(),
+            waiting: BTreeMap::new(),
         }
+    }
+
+    /// True if `owner` was granted a claim by a process that is draining now.
+    fn owner_draining(&self, owner: &OwnerId) -> bool {
+        self.owner_process.get(owner).is_some_and(|p| self.draining.contains(*p))
     }
 
     fn reached(&mut self, kind: &ModelEvent) -> bool {
@@ -364,6 +458,170 @@ impl Coverage {
             (Situation::CallerStruckAtStoreCall, E::CallStruck { fault, .. }) => {
                 !matches!(fault, CallFault::RequestLost | CallFault::ReplyLost)
             }
+            // Witnessed: the environment's shutdown request and stop, the executor's abort,
+            // the store's grants, commits and releases.
+            (
+                Situation::DrainedReplicaReleased | Situation::DrainDeadlineCancelReleased,
+                E::ClaimGranted { owner, process: Some(p), .. },
+            ) => {
+                self.owner_process.insert(*owner, *p);
+                false
+            }
+            (
+                Situation::DrainedReplicaReleased | Situation::DrainDeadlineCancelReleased,
+                E::ShutdownRequested { process, .. },
+            ) => {
+                self.draining.insert(*process);
+                false
+            }
+            (
+                Situation::DrainedReplicaReleased | Situation::DrainDeadlineCancelReleased,
+                E::ReplicaStopped { process, .. } | E::ReplicaCrashed { process, .. },
+            ) => {
+                self.draining.remove(*process);
+                self.cut.remove(*process);
+                false
+            }
+            (Situation::DrainedReplicaReleased, E::Released { owner, released: true, .. })
+            | (Situation::DrainedReplicaReleased, E::CommitAccepted { owner, .. }) => self.owner_draining(owner),
+            (Situation::DrainDeadlineCancelReleased, E::TaskAborted { process, .. }) => {
+                if self.draining.contains(*process) {
+                    self.cut.insert(*process);
+                }
+                false
+            }
+            (Situation::DrainDeadlineCancelReleased, E::Released { owner, released: true, .. }) => {
+                self.owner_process.get(owner).is_some_and(|p| self.cut.contains(*p))
+            }
+            (Situation::RestartedAfterGracefulStop, E::ReplicaStopped { replica, .. }) => {
+                self.stopped.insert(*replica);
+                false
+            }
+            (Situation::RestartedAfterGracefulStop, E::ReplicaCrashed { replica, .. }) => {
+                self.stopped.remove(*replica);
+                false
+            }
+            (Situation::RestartedAfterGracefulStop, E::ReplicaRestarted { replica, .. }) => {
+                self.stopped.remove(*replica)
+            }
+            // Witnessed: the store's read names the lane task, and the abort is reported from
+            // that task; narrative: the step's end says the next call is the commit.
+            (
+                Situation::CommitRetriedAfterAbort | Situation::FrozeRetryingCommit,
+                E::StoreRead { exec, task: Some(t), .. },
+            ) => {
+                self.task_exec.insert(*t, *exec);
+                false
+            }
+            (
+                Situation::CommitRetriedAfterAbort | Situation::FrozeRetryingCommit,
+                E::Dispatched { exec, process, .. },
+            ) => {
+                self.in_step.insert(*exec, *process);
+                false
+            }
+            (
+                Situation::CommitRetriedAfterAbort | Situation::FrozeRetryingCommit,
+                E::StepEnded { exec, error: None, .. },
+            ) => {
+                self.committing.insert(*exec);
+                false
+            }
+            (
+                Situation::CommitRetriedAfterAbort | Situation::FrozeRetryingCommit,
+                E::FaultInjected { fault: FaultKind::Store, detail_ns: 0, task: Some(t), .. },
+            ) => match self.task_exec.get(t) {
+                Some(exec) if self.committing.contains(*exec) => {
+                    self.marked.insert(*exec);
+                    self.situation == Situation::CommitRetriedAfterAbort
+                }
+                _ => false,
+            },
+            (
+                Situation::CommitRetriedAfterAbort | Situation::FrozeRetryingCommit,
+                E::CommitAccepted { exec, .. } | E::CommitRejected { exec, .. } | E::ExecutionEnded { exec, .. },
+            ) => {
+                self.committing.remove(*exec);
+                self.marked.remove(*exec);
+                self.in_step.remove(*exec);
+                false
+            }
+            (Situation::FrozeRetryingCommit, E::ReplicaPaused { process, .. }) => {
+                self.marked.iter().any(|exec| self.in_step.get(exec) == Some(process))
+            }
+            // Witnessed: the store's lease grant and select, the executor's pause. Only a
+            // two-step sweep has a select to witness the end of the window.
+            (Situation::LeaseHolderFrozeBeforeSelect, E::LeaseAcquired { process, .. }) => {
+                self.mid_sweep.insert(*process);
+                false
+            }
+            (
+                Situation::LeaseHolderFrozeBeforeSelect,
+                E::SweepSelected { by: process, .. } | E::ReplicaCrashed { process, .. },
+            ) => {
+                self.mid_sweep.remove(*process);
+                false
+            }
+            (Situation::LeaseHolderFrozeBeforeSelect, E::ReplicaPaused { process, .. }) => {
+                self.mid_sweep.contains(*process)
+            }
+            // Witnessed: the executor's pause, restart and resume; narrative: the step's
+            // start and end (only the lane knows it is mid-step).
+            (Situation::ZombieResumedMidStep, E::ReplicaPaused { replica, process, .. }) => {
+                self.paused_of.insert(*replica, *process);
+                false
+            }
+            (Situation::ZombieResumedMidStep, E::ReplicaRestarted { replica, .. }) => {
+                if let Some(p) = self.paused_of.remove(*replica) {
+                    self.zombies.insert(p);
+                }
+                false
+            }
+            (Situation::ZombieResumedMidStep, E::ReplicaCrashed { replica, process }) => {
+                if self.paused_of.get(*replica) == Some(process) {
+                    self.paused_of.remove(*replica);
+                }
+                self.zombies.remove(*process);
+                false
+            }
+            (Situation::ZombieResumedMidStep, E::Dispatched { exec, process, .. }) => {
+                self.in_step.insert(*exec, *process);
+                false
+            }
+            (Situation::ZombieResumedMidStep, E::StepStarted { exec, .. }) => {
+                self.marked.insert(*exec);
+                false
+            }
+            (Situation::ZombieResumedMidStep, E::StepEnded { exec, .. }) => {
+                self.marked.remove(*exec);
+                self.in_step.remove(*exec);
+                false
+            }
+            (Situation::ZombieResumedMidStep, E::ReplicaResumed { replica, process }) => {
+                if self.paused_of.get(*replica) == Some(process) {
+                    self.paused_of.remove(*replica);
+                }
+                self.zombies.contains(*process)
+                    && self.marked.iter().any(|exec| self.in_step.get(exec) == Some(process))
+            }
+            // Witnessed: the broker's take-back and delivery; narrative: the lane queue (only
+            // the replica knows what waits in it).
+            (Situation::RelayBackWhileCopyQueued, E::Dispatched { instance, exec, process, .. }) => {
+                self.waiting.insert(*exec, (*process, *instance));
+                false
+            }
+            (Situation::RelayBackWhileCopyQueued, E::ClaimAttempt { exec, .. } | E::ExecutionEnded { exec, .. }) => {
+                self.waiting.remove(exec);
+                false
+            }
+            (Situation::RelayBackWhileCopyQueued, E::RelayReclaimed { message, process, .. }) => {
+                self.taken_back.insert(*message, *process);
+                false
+            }
+            (Situation::RelayBackWhileCopyQueued, E::RelayDelivered { instance, message, process, .. }) => {
+                self.taken_back.remove(message) == Some(*process)
+                    && self.waiting.values().any(|w| *w == (*process, *instance))
+            }
             (Situation::Fault(kind), E::FaultInjected { fault, .. }) => kind == *fault,
             _ => false,
         }
@@ -399,6 +657,41 @@ impl Checker<ModelEvent, ModelView> for Coverage {
             Situation::SameOwnerReclaimGranted => &[CLAIM_GRANTED],
             Situation::CancelledExecutionReleased => &[RELEASED, EXECUTION_ENDED],
             Situation::CallerStruckAtStoreCall => &[CALL_STRUCK],
+            Situation::DrainedReplicaReleased => {
+                &[CLAIM_GRANTED, SHUTDOWN_REQUESTED, REPLICA_STOPPED, REPLICA_CRASHED, RELEASED, COMMIT_ACCEPTED]
+            }
+            Situation::DrainDeadlineCancelReleased => {
+                &[CLAIM_GRANTED, SHUTDOWN_REQUESTED, REPLICA_STOPPED, REPLICA_CRASHED, TASK_ABORTED, RELEASED]
+            }
+            Situation::RestartedAfterGracefulStop => &[REPLICA_STOPPED, REPLICA_CRASHED, REPLICA_RESTARTED],
+            Situation::CommitRetriedAfterAbort => {
+                &[STORE_READ, DISPATCHED, STEP_ENDED, FAULT_INJECTED, COMMIT_ACCEPTED, COMMIT_REJECTED, EXECUTION_ENDED]
+            }
+            Situation::FrozeRetryingCommit => &[
+                STORE_READ,
+                DISPATCHED,
+                STEP_ENDED,
+                FAULT_INJECTED,
+                COMMIT_ACCEPTED,
+                COMMIT_REJECTED,
+                EXECUTION_ENDED,
+                REPLICA_PAUSED,
+            ],
+            Situation::LeaseHolderFrozeBeforeSelect => {
+                &[LEASE_ACQUIRED, SWEEP_SELECTED, REPLICA_CRASHED, REPLICA_PAUSED]
+            }
+            Situation::ZombieResumedMidStep => &[
+                REPLICA_PAUSED,
+                REPLICA_RESTARTED,
+                REPLICA_CRASHED,
+                REPLICA_RESUMED,
+                DISPATCHED,
+                STEP_STARTED,
+                STEP_ENDED,
+            ],
+            Situation::RelayBackWhileCopyQueued => {
+                &[DISPATCHED, CLAIM_ATTEMPT, EXECUTION_ENDED, RELAY_RECLAIMED, RELAY_DELIVERED]
+            }
             Situation::Fault(_) => &[FAULT_INJECTED],
         };
         sutra_sim_core::tag_mask(tags)
@@ -420,6 +713,12 @@ impl Checker<ModelEvent, ModelView> for Coverage {
             } else {
                 Check::Ok
             };
+        }
+        if self.situation == Situation::LeaseHolderFrozeBeforeSelect
+            && view.scenario().design.sweep == crate::design::SweepShape::OneUpdate
+        {
+            // A one-update sweep witnesses nothing when it clears nothing: no end of window.
+            return Check::Ok;
         }
         if self.reached(&event.kind) {
             Check::Reached
@@ -504,6 +803,27 @@ pub fn expected(scenario: &Scenario) -> Vec<&'static str> {
             Situation::CallerStruckAtStoreCall => {
                 !f.store_replies.boundary_pause_per_call.is_never()
                     || !f.store_replies.boundary_crash_per_call.is_never()
+            }
+            Situation::DrainedReplicaReleased | Situation::RestartedAfterGracefulStop => {
+                !f.cancel.shutdown_per_tick.is_never()
+            }
+            // The deadline cuts an execution only if some step can outlast it.
+            Situation::DrainDeadlineCancelReleased => {
+                !f.cancel.shutdown_per_tick.is_never() && f.cancel.drain_timeout < w.step_duration_max
+            }
+            Situation::CommitRetriedAfterAbort => !f.store.abort_per_call.is_never(),
+            // Needs a pause to fall within a retried commit's backoff: 10-24 seeds in 3,000
+            // of smoke, swarm and real-world; where most steps park for a pull worker
+            // (pull-workers: 4 in 3,000) it is too rare to demand of a sweep.
+            Situation::FrozeRetryingCommit => {
+                !f.store.abort_per_call.is_never() && pause && w.pull_weight <= w.relay_weight + w.timer_weight
+            }
+            Situation::LeaseHolderFrozeBeforeSelect => {
+                pause && scenario.design.sweep != crate::design::SweepShape::OneUpdate
+            }
+            Situation::ZombieResumedMidStep => on(FaultKind::ProcessPause) && !f.process_pause.replacement.is_never(),
+            Situation::RelayBackWhileCopyQueued => {
+                on(FaultKind::ProcessPause) && !f.process_pause.replacement.is_never() && w.relay_weight > 0
             }
             Situation::Fault(kind) => on(kind),
         };
@@ -684,11 +1004,179 @@ mod tests {
                 fault: CallFault::PausedAfter,
                 task: None,
             }],
+            Situation::DrainedReplicaReleased => vec![
+                grant,
+                E::ShutdownRequested { replica: 0, process: p, drain_ns: 150_000_000 },
+                E::Released { instance: i, exec: e, owner, epoch: 1, current_epoch: 1, released: true, task: None },
+            ],
+            Situation::DrainDeadlineCancelReleased => vec![
+                grant,
+                E::ShutdownRequested { replica: 0, process: p, drain_ns: 150_000_000 },
+                E::TaskAborted { replica: 0, process: p, lane: 0, task: 7 },
+                E::Released { instance: i, exec: e, owner, epoch: 1, current_epoch: 1, released: true, task: None },
+            ],
+            Situation::RestartedAfterGracefulStop => vec![
+                E::ReplicaStopped { replica: 0, process: p },
+                E::ReplicaRestarted { replica: 0, process: ProcessId(2) },
+            ],
+            Situation::CommitRetriedAfterAbort => aborted_commit(e, p).into_iter().map(|(_, ev)| ev).collect(),
+            Situation::FrozeRetryingCommit => aborted_commit(e, p)
+                .into_iter()
+                .map(|(_, ev)| ev)
+                .chain([E::ReplicaPaused { replica: 0, process: p, for_ns: 40_000_000_000 }])
+                .collect(),
+            Situation::LeaseHolderFrozeBeforeSelect => vec![
+                E::LeaseAcquired { process: p, until_ns: 15_000_000_000, renewal: true, task: None },
+                E::ReplicaPaused { replica: 0, process: p, for_ns: 20_000_000_000 },
+            ],
+            Situation::ZombieResumedMidStep => vec![
+                dispatched(false),
+                E::StepStarted { instance: i, exec: e, step: 1, slow: true },
+                E::ReplicaPaused { replica: 0, process: p, for_ns: 20_000_000_000 },
+                E::ReplicaRestarted { replica: 0, process: ProcessId(2) },
+                E::ReplicaResumed { replica: 0, process: p },
+            ],
+            Situation::RelayBackWhileCopyQueued => vec![
+                dispatched(false),
+                E::RelayReclaimed { instance: i, message: MessageId(1), process: p, silent: false },
+                E::RelayDelivered {
+                    instance: i,
+                    message: MessageId(1),
+                    process: p,
+                    redelivery: true,
+                    duplicate: false,
+                },
+            ],
             Situation::Fault(fault) => vec![E::FaultInjected { fault, replica: None, detail_ns: 0, task: None }],
         }
         .into_iter()
         .chain([E::ExecutionEnded { instance: i, exec: e, exit: Exit::Committed }])
         .collect()
+    }
+
+    /// Execution `exec` of process `p` reads its row as lane task 7, ends its step, and its
+    /// commit's first attempt is aborted by the store (a `Store` fault of no duration, from
+    /// the same task). Events numbered for [`feed`].
+    fn aborted_commit(exec: ExecId, p: ProcessId) -> Vec<(u64, ModelEvent)> {
+        use ModelEvent as E;
+        let i = InstanceId(0);
+        let owner = OwnerId::lane(p, 0);
+        vec![
+            E::Dispatched { instance: i, exec, path: ResumePath::Relay, process: p, lane: 0, misrouted: false },
+            E::StoreRead {
+                instance: i,
+                exec,
+                claim_owner: owner,
+                claim_epoch: 1,
+                owner: Some(owner),
+                epoch: 1,
+                version: 0,
+                task: Some(7),
+            },
+            E::StepEnded { instance: i, exec, error: None },
+            E::FaultInjected { fault: FaultKind::Store, replica: None, detail_ns: 0, task: Some(7) },
+        ]
+        .into_iter()
+        .map(|e| (1, e))
+        .collect()
+    }
+
+    #[test]
+    fn a_commit_retry_is_an_abort_after_a_clean_step_of_the_aborted_task_only() {
+        use ModelEvent as E;
+        let (e, p) = (ExecId(1), ProcessId(1));
+        let run = |situation, events: Vec<(u64, E)>| feed(&mut Coverage::new(situation, "x"), events);
+        assert_eq!(run(Situation::CommitRetriedAfterAbort, aborted_commit(e, p)), Check::Reached);
+        // The abort of another task's call, or of a call before the step ended (the claim,
+        // the read, a release after a failed step), is no commit retry.
+        let mut other_task = aborted_commit(e, p);
+        other_task[3].1 = E::FaultInjected { fault: FaultKind::Store, replica: None, detail_ns: 0, task: Some(8) };
+        assert_eq!(run(Situation::CommitRetriedAfterAbort, other_task), Check::Ok);
+        let mut failed_step = aborted_commit(e, p);
+        failed_step[2].1 = E::StepEnded { instance: InstanceId(0), exec: e, error: Some(Code::StepFailed) };
+        assert_eq!(run(Situation::CommitRetriedAfterAbort, failed_step), Check::Ok);
+        // A latency spike (a store fault with a duration) is no abort.
+        let mut spike = aborted_commit(e, p);
+        spike[3].1 = E::FaultInjected { fault: FaultKind::Store, replica: None, detail_ns: 9, task: Some(7) };
+        assert_eq!(run(Situation::CommitRetriedAfterAbort, spike), Check::Ok);
+    }
+
+    #[test]
+    fn a_freeze_counts_while_the_retried_commit_is_pending_on_the_frozen_process_only() {
+        use ModelEvent as E;
+        let (e, p) = (ExecId(1), ProcessId(1));
+        let paused = |process| (2, E::ReplicaPaused { replica: 0, process, for_ns: 1 });
+        let run = |events: Vec<(u64, E)>| feed(&mut Coverage::new(Situation::FrozeRetryingCommit, "x"), events);
+        let mut frozen = aborted_commit(e, p);
+        frozen.push(paused(p));
+        assert_eq!(run(frozen), Check::Reached);
+        let mut elsewhere = aborted_commit(e, p);
+        elsewhere.push(paused(ProcessId(2)));
+        assert_eq!(run(elsewhere), Check::Ok);
+        let mut settled = aborted_commit(e, p);
+        settled.push((2, E::ExecutionEnded { instance: InstanceId(0), exec: e, exit: Exit::Committed }));
+        settled.push(paused(p));
+        assert_eq!(run(settled), Check::Ok);
+    }
+
+    #[test]
+    fn a_lease_holder_freeze_counts_between_its_grant_and_its_select_only() {
+        use ModelEvent as E;
+        let p = ProcessId(1);
+        let granted = E::LeaseAcquired { process: p, until_ns: 15_000_000_000, renewal: false, task: None };
+        let selected = E::SweepSelected { by: p, stale: 0, lease_held: true, task: None };
+        let paused = |process| E::ReplicaPaused { replica: 0, process, for_ns: 20_000_000_000 };
+        let run = |events: Vec<E>| {
+            let mut c = Coverage::new(Situation::LeaseHolderFrozeBeforeSelect, "x");
+            feed(&mut c, events.into_iter().map(|e| (1, e)).collect())
+        };
+        assert_eq!(run(vec![granted.clone(), paused(p)]), Check::Reached);
+        assert_eq!(run(vec![granted.clone(), paused(ProcessId(2))]), Check::Ok);
+        assert_eq!(run(vec![granted, selected, paused(p)]), Check::Ok);
+    }
+
+    #[test]
+    fn only_a_replaced_process_resuming_mid_step_is_a_zombie_resumed_mid_step() {
+        use ModelEvent as E;
+        let (i, e, p) = (InstanceId(0), ExecId(1), ProcessId(1));
+        let dispatched =
+            E::Dispatched { instance: i, exec: e, path: ResumePath::Relay, process: p, lane: 0, misrouted: false };
+        let started = E::StepStarted { instance: i, exec: e, step: 1, slow: true };
+        let paused = E::ReplicaPaused { replica: 0, process: p, for_ns: 20_000_000_000 };
+        let replaced = E::ReplicaRestarted { replica: 0, process: ProcessId(2) };
+        let resumed = E::ReplicaResumed { replica: 0, process: p };
+        let ended = E::StepEnded { instance: i, exec: e, error: None };
+        let run = |events: Vec<E>| {
+            let mut c = Coverage::new(Situation::ZombieResumedMidStep, "x");
+            feed(&mut c, events.into_iter().map(|e| (1, e)).collect())
+        };
+        let all = vec![dispatched.clone(), started.clone(), paused.clone(), replaced.clone(), resumed.clone()];
+        assert_eq!(run(all), Check::Reached);
+        // Not replaced: an ordinary pause.
+        assert_eq!(run(vec![dispatched.clone(), started.clone(), paused.clone(), resumed.clone()]), Check::Ok);
+        // Replaced, but the step had ended: the lanes are idle.
+        assert_eq!(run(vec![dispatched, started, ended, paused, replaced, resumed]), Check::Ok);
+    }
+
+    #[test]
+    fn a_relay_back_counts_only_at_the_process_it_was_taken_from_with_a_copy_still_waiting() {
+        use crate::ids::MessageId;
+        use ModelEvent as E;
+        let (i, e, p, m) = (InstanceId(0), ExecId(1), ProcessId(1), MessageId(1));
+        let dispatched =
+            E::Dispatched { instance: i, exec: e, path: ResumePath::Relay, process: p, lane: 0, misrouted: false };
+        let taken = E::RelayReclaimed { instance: i, message: m, process: p, silent: false };
+        let to = |process| E::RelayDelivered { instance: i, message: m, process, redelivery: true, duplicate: false };
+        let taken_by_lane =
+            E::ClaimAttempt { instance: i, exec: e, owner: OwnerId::lane(p, 0), path: ResumePath::Relay };
+        let run = |events: Vec<E>| {
+            let mut c = Coverage::new(Situation::RelayBackWhileCopyQueued, "x");
+            feed(&mut c, events.into_iter().map(|e| (1, e)).collect())
+        };
+        assert_eq!(run(vec![dispatched.clone(), taken.clone(), to(p)]), Check::Reached);
+        assert_eq!(run(vec![dispatched.clone(), taken.clone(), to(ProcessId(2))]), Check::Ok);
+        assert_eq!(run(vec![dispatched.clone(), taken_by_lane, taken.clone(), to(p)]), Check::Ok);
+        assert_eq!(run(vec![dispatched, to(p)]), Check::Ok);
     }
 
     #[test]
@@ -771,6 +1259,58 @@ mod tests {
         settled.push((3, delivered(7)));
         let mut c = Coverage::new(Situation::PrefetchWindowFull, "x");
         assert_eq!(feed(&mut c, settled), Check::Ok);
+    }
+
+    #[test]
+    fn a_release_counts_for_a_drain_only_between_the_shutdown_request_and_the_stop() {
+        use ModelEvent as E;
+        let p = ProcessId(1);
+        let owner = OwnerId::lane(p, 0);
+        let grant = E::ClaimGranted {
+            instance: InstanceId(0),
+            exec: ExecId(1),
+            owner,
+            process: Some(p),
+            path: ResumePath::Relay,
+            previous: None,
+            stale_age_ns: None,
+            epoch: 1,
+            task: None,
+        };
+        let released = E::Released {
+            instance: InstanceId(0),
+            exec: ExecId(1),
+            owner,
+            epoch: 1,
+            current_epoch: 1,
+            released: true,
+            task: None,
+        };
+        let requested = E::ShutdownRequested { replica: 0, process: p, drain_ns: 1 };
+        let aborted = E::TaskAborted { replica: 0, process: p, lane: 0, task: 7 };
+        let stopped = E::ReplicaStopped { replica: 0, process: p };
+        let run = |situation, events: Vec<E>| {
+            let mut c = Coverage::new(situation, "x");
+            feed(&mut c, events.into_iter().map(|e| (1, e)).collect())
+        };
+        // No shutdown: an ordinary release.
+        assert_eq!(run(Situation::DrainedReplicaReleased, vec![grant.clone(), released.clone()]), Check::Ok);
+        // After the stop: too late to be the drain's.
+        let late = vec![grant.clone(), requested.clone(), stopped.clone(), released.clone()];
+        assert_eq!(run(Situation::DrainedReplicaReleased, late), Check::Ok);
+        // An abort outside a drain is the task-abort fault's, not the deadline's.
+        let plain_abort = vec![grant.clone(), aborted.clone(), released.clone()];
+        assert_eq!(run(Situation::DrainDeadlineCancelReleased, plain_abort), Check::Ok);
+        // A restart after a crash is no restart after a graceful stop.
+        let crashed = vec![
+            E::ReplicaStopped { replica: 0, process: p },
+            E::ReplicaRestarted { replica: 0, process: ProcessId(2) },
+            E::ReplicaCrashed { replica: 0, process: ProcessId(2) },
+            E::ReplicaRestarted { replica: 0, process: ProcessId(3) },
+        ];
+        let mut c = Coverage::new(Situation::RestartedAfterGracefulStop, "x");
+        let verdicts: Vec<Check> = crashed.into_iter().map(|e| feed(&mut c, vec![(1, e)])).collect();
+        assert_eq!(verdicts, [Check::Ok, Check::Reached, Check::Ok, Check::Ok]);
     }
 
     #[test]

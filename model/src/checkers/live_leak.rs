@@ -9,14 +9,20 @@
 //! - the execution holding it has ended once the executor witnesses that task aborted
 //!   (`TaskAborted`), or once the same task asks for a claim on another instance (an
 //!   execution lane is one task running one execution at a time, R20);
-//! - the environment witnesses every crash and pause of a process;
-//! - the store's `Swept` names the epoch of the claim it cleared.
+//! - the environment witnesses every crash and pause of a process, and every graceful stop
+//!   (`ReplicaStopped`: the process exited by itself after a shutdown request, its drain
+//!   done — every execution it had ended by then);
+//! - the store's `Swept` names the epoch of the claim it cleared, and a grant that takes a
+//!   stale claim over (`ClaimGranted` with its age) supersedes the one on the row — the
+//!   same backstop by the claim timeout, taken by a claimant rather than the sweeper.
 //!
-//! A sweep of a claim whose execution ended at least the exit-path bound earlier, while the
-//! owner's process neither crashed nor paused from that end to the sweep, is a live process
-//! that left its claim to the sweeper. The bound is the longest a live process's exit path
-//! can take in the seed's store: a release sent again through lost replies and short
-//! unavailability ([`exit_path_bound`]); a sweep inside it may race a release in flight.
+//! A sweep or stale takeover of a claim whose execution ended at least the exit-path bound
+//! earlier, while the owner's process neither crashed nor paused from that end to the
+//! sweep, is a live process that left its claim to the sweeper. The bound is the longest a
+//! live process's exit path can take in the seed's store: a release sent again through
+//! lost replies and short unavailability ([`exit_path_bound`]); a sweep inside it may race
+//! a release in flight. A gracefully stopped process is a live exit too: every claim it
+//! still held when it stopped ended then, and no crash or pause of it can follow.
 //!
 //! A real bug that would still pass: a leak whose claim is re-taken by its own lane (the
 //! same owner's re-entrant grant supersedes it) before the sweeper looks.
@@ -50,6 +56,8 @@ pub struct LiveLeak {
     by_task: BTreeMap<u64, Vec<(InstanceId, u64)>>,
     /// The last instant each process crashed or was frozen (ns).
     stopped_ns: BTreeMap<ProcessId, u64>,
+    /// The instant each process stopped gracefully (ns).
+    exited_ns: BTreeMap<ProcessId, u64>,
 }
 
 /// The registration.
@@ -87,6 +95,35 @@ impl LiveLeak {
         }
     }
 
+    /// Judges the backstop clearing the grant of `instance` under `epoch` at `now`: a leak if
+    /// its execution ended (or its process stopped gracefully) at least the exit-path bound
+    /// earlier, and its process neither crashed nor paused since. `how` says who cleared it.
+    fn judge_clear(&self, instance: InstanceId, epoch: u64, now: u64, view: &ModelView, how: &str) -> Check {
+        let Some(grant) = self.grants.get(&(instance, epoch)).copied() else { return Check::Ok };
+        let Some(process) = grant.process else { return Check::Ok };
+        let (ended, why) = match self.exited_ns.get(&process) {
+            Some(&exited) => (exited, "stopped gracefully"),
+            None => {
+                let Some(ended) = grant.ended_ns else { return Check::Ok };
+                if self.stopped_ns.get(&process).is_some_and(|&stopped| stopped >= ended) {
+                    return Check::Ok;
+                }
+                (ended, "lived on")
+            }
+        };
+        let bound = sutra_sim_core::time::duration_nanos(exit_path_bound(view));
+        if now.saturating_sub(ended) < bound {
+            return Check::Ok;
+        }
+        let task = grant.task.map_or_else(|| "an unknown task".to_string(), |t| format!("task {t}"));
+        Check::Fail(format!(
+            "{how} instance {}'s claim (epoch {epoch}), whose execution on {task} of process p{} ended {} ms earlier without releasing it while the process {why} (R22)",
+            instance.0,
+            process.0,
+            (now - ended) / 1_000_000
+        ))
+    }
+
     /// Forgets the grants of `instance` other than `keep` (a newer grant, a release, a
     /// commit or a sweep took the row).
     fn row_moved_on(&mut self, instance: InstanceId, keep: Option<u64>) {
@@ -112,6 +149,7 @@ impl Checker<ModelEvent, ModelView> for LiveLeak {
             tag::TASK_ABORTED,
             tag::REPLICA_CRASHED,
             tag::REPLICA_PAUSED,
+            tag::REPLICA_STOPPED,
             tag::SWEPT,
         ])
     }
@@ -127,7 +165,17 @@ impl Checker<ModelEvent, ModelView> for LiveLeak {
     fn on_event(&mut self, event: &Event<ModelEvent>, view: &ModelView) -> Check {
         let now = event.time.as_nanos();
         match &event.kind {
-            ModelEvent::ClaimGranted { instance, process, epoch, task, .. } => {
+            ModelEvent::ClaimGranted { instance, process, epoch, task, stale_age_ns, .. } => {
+                if stale_age_ns.is_some() {
+                    let taken: Vec<u64> =
+                        self.grants.range((*instance, 0)..=(*instance, u64::MAX)).map(|((_, e), _)| *e).collect();
+                    for old in taken {
+                        let verdict = self.judge_clear(*instance, old, now, view, "a stale claim took over");
+                        if verdict != Check::Ok {
+                            return verdict;
+                        }
+                    }
+                }
                 if let Some(t) = task {
                     self.ended(*t, Some(*instance), now);
                     self.by_task.entry(*t).or_default().push((*instance, *epoch));
@@ -143,22 +191,11 @@ impl Checker<ModelEvent, ModelView> for LiveLeak {
             ModelEvent::ReplicaCrashed { process, .. } | ModelEvent::ReplicaPaused { process, .. } => {
                 self.stopped_ns.insert(*process, now);
             }
-            ModelEvent::Swept { instance, owner, epoch, .. } => {
-                let Some(grant) = self.grants.get(&(*instance, *epoch)).copied() else { return Check::Ok };
-                let (Some(ended), Some(process)) = (grant.ended_ns, grant.process) else { return Check::Ok };
-                if self.stopped_ns.get(&process).is_some_and(|&stopped| stopped >= ended) {
-                    return Check::Ok;
-                }
-                let bound = sutra_sim_core::time::duration_nanos(exit_path_bound(view));
-                if now.saturating_sub(ended) >= bound {
-                    return Check::Fail(format!(
-                        "the sweeper cleared instance {}'s claim ({owner}, epoch {epoch}), whose execution on task {} of live process p{} ended {} ms earlier without releasing it (R22)",
-                        instance.0,
-                        grant.task.unwrap_or_default(),
-                        process.0,
-                        (now - ended) / 1_000_000
-                    ));
-                }
+            ModelEvent::ReplicaStopped { process, .. } => {
+                self.exited_ns.insert(*process, now);
+            }
+            ModelEvent::Swept { instance, epoch, .. } => {
+                return self.judge_clear(*instance, *epoch, now, view, "the sweeper cleared");
             }
             _ => {}
         }
@@ -269,6 +306,81 @@ mod tests {
         // A live-but-slow claim swept while the aborted execution's release is in flight.
         let mut history = leaked();
         history.push((1_100, swept(0, 1)));
+        assert_eq!(feed(&mut LiveLeak::default(), history), Check::Ok);
+    }
+
+    /// A granted claim still on its row when its process stops gracefully at 1 s.
+    fn stopped_holding_it() -> Vec<(u64, ModelEvent)> {
+        vec![
+            (0, granted(0, 1, 7)),
+            (0, row(0, WriteKind::Claim, Some(owner()), 1)),
+            (900, ModelEvent::ShutdownRequested { replica: 0, process: ProcessId(1), drain_ns: 150_000_000 }),
+            (1_000, ModelEvent::ReplicaStopped { replica: 0, process: ProcessId(1) }),
+        ]
+    }
+
+    fn stale_takeover(instance: u32, epoch: u64) -> ModelEvent {
+        ModelEvent::ClaimGranted {
+            instance: InstanceId(instance),
+            exec: ExecId(99),
+            owner: OwnerId::lane(ProcessId(2), 0),
+            process: Some(ProcessId(2)),
+            path: ResumePath::Relay,
+            previous: Some(owner()),
+            stale_age_ns: Some(31_000_000_000),
+            epoch,
+            task: Some(99),
+        }
+    }
+
+    #[test]
+    fn a_claim_of_a_gracefully_stopped_process_swept_later_fails() {
+        let mut history = stopped_holding_it();
+        history.push((31_000, swept(0, 1)));
+        assert!(fails(&feed(&mut LiveLeak::default(), history)));
+    }
+
+    #[test]
+    fn a_claim_of_a_gracefully_stopped_process_taken_over_as_stale_fails() {
+        let mut history = stopped_holding_it();
+        history.push((31_000, stale_takeover(0, 2)));
+        assert!(fails(&feed(&mut LiveLeak::default(), history)));
+    }
+
+    #[test]
+    fn a_crashed_process_s_claim_swept_later_is_the_sweeper_s_to_clear() {
+        let history = vec![
+            (0, granted(0, 1, 7)),
+            (0, row(0, WriteKind::Claim, Some(owner()), 1)),
+            (1_000, ModelEvent::ReplicaCrashed { replica: 0, process: ProcessId(1) }),
+            (31_000, swept(0, 1)),
+        ];
+        assert_eq!(feed(&mut LiveLeak::default(), history), Check::Ok);
+    }
+
+    #[test]
+    fn a_crash_mid_drain_leaves_the_claim_to_the_sweeper() {
+        let history = vec![
+            (0, granted(0, 1, 7)),
+            (0, row(0, WriteKind::Claim, Some(owner()), 1)),
+            (900, ModelEvent::ShutdownRequested { replica: 0, process: ProcessId(1), drain_ns: 150_000_000 }),
+            (950, ModelEvent::ReplicaCrashed { replica: 0, process: ProcessId(1) }),
+            (31_000, swept(0, 1)),
+        ];
+        assert_eq!(feed(&mut LiveLeak::default(), history), Check::Ok);
+    }
+
+    #[test]
+    fn a_graceful_stop_that_released_everything_leaves_nothing_to_sweep() {
+        let history = vec![
+            (0, granted(0, 1, 7)),
+            (0, row(0, WriteKind::Claim, Some(owner()), 1)),
+            (900, ModelEvent::ShutdownRequested { replica: 0, process: ProcessId(1), drain_ns: 150_000_000 }),
+            (990, row(0, WriteKind::Release, None, 1)),
+            (1_000, ModelEvent::ReplicaStopped { replica: 0, process: ProcessId(1) }),
+            (31_000, swept(0, 1)),
+            (31_000, stale_takeover(0, 2)),
+        ];
         assert_eq!(feed(&mut LiveLeak::default(), history), Check::Ok);
     }
 

@@ -54,10 +54,20 @@ pub fn crash(world: &Rc<World>, index: u32, node: NodeId) {
     if stays_dead {
         return;
     }
+    restart_later(world, index, node, delay);
+}
+
+/// Restarts replica `index`'s dead `node` as a new incarnation after `delay` — unless the
+/// heal restarted it first, or the replica runs on another node by then (a replacement).
+/// The orchestrator's side of both a crash and a graceful stop. A node still dead after the
+/// heal is one the heal could not restart — a graceful stop that finished its drain after
+/// it — since no fault kills a process once healed: it restarts too.
+pub fn restart_later(world: &Rc<World>, index: u32, node: NodeId, delay: std::time::Duration) {
     let w = world.clone();
     executor::spawn_daemon_on(NodeId::WORLD, "fault:restart", async move {
         sleep(delay).await;
-        if !w.ctx.healed() && executor::node_status(node) == NodeStatus::Dead {
+        let current = w.cluster.slots.borrow()[index as usize].node == node;
+        if current && executor::node_status(node) == NodeStatus::Dead {
             executor::restart(node);
         }
     });

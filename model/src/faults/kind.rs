@@ -151,7 +151,7 @@ fault_table! {
     StoreReplies, store_replies, "store-replies", StoreRepliesOptions,
         "a store request is lost (nothing applied) or its reply is lost after the store applied it (ambiguous); the caller may freeze or die at a call's boundary", "a store request or reply was lost, or a caller struck at a store call";
     Cancel, cancel, "cancel", CancelOptions,
-        "an execution is cancelled at an await point while its process lives: its task aborted, or its step past the per-step timeout", "an execution was cancelled";
+        "an execution is cancelled at an await point while its process lives: its task aborted, its step past the per-step timeout, or its replica shut down gracefully (drain, then stop)", "an execution was cancelled";
 }
 
 impl FaultKind {

@@ -23,18 +23,7 @@ pub fn maybe_hit_holder(world: &Rc<World>) {
     }
     let holder = world.store.state().borrow().lease.map(|(p, _)| p);
     let Some(holder) = holder else { return };
-    let slot = world
-        .cluster
-        .slots
-        .borrow()
-        .iter()
-        .enumerate()
-        .find(|(_, r)| r.process == holder)
-        .map(|(i, r)| (i as u32, r.node));
-    let Some((index, node)) = slot else { return };
-    if executor::node_status(node) != NodeStatus::Alive {
-        return;
-    }
+    let Some((index, node)) = alive_replica_running(world, holder) else { return };
     world.ctx.report(FaultKind::Lease, Some(index), Default::default());
     if crash {
         super::crash::crash(world, index, node);
@@ -48,6 +37,14 @@ pub fn maybe_hit_holder(world: &Rc<World>) {
 /// sweeper drew the `holder_pause_mid_sweep` fault). Nothing happens unless the process
 /// is a replica's running process and alive.
 pub fn pause_mid_sweep(world: &Rc<World>, process: crate::ids::ProcessId) {
+    let Some((index, node)) = alive_replica_running(world, process) else { return };
+    world.ctx.report(FaultKind::Lease, Some(index), Default::default());
+    let d = streams::millis_up_to(streams::FAULTS, world.ctx.faults().process_pause.pause_max);
+    super::pause::pause_for(world, index, node, d);
+}
+
+/// The replica whose running process is `process`, and its node, if that node is alive.
+fn alive_replica_running(world: &Rc<World>, process: crate::ids::ProcessId) -> Option<(u32, sutra_sim_core::NodeId)> {
     let slot = world
         .cluster
         .slots
@@ -56,11 +53,5 @@ pub fn pause_mid_sweep(world: &Rc<World>, process: crate::ids::ProcessId) {
         .enumerate()
         .find(|(_, r)| r.process == process)
         .map(|(i, r)| (i as u32, r.node));
-    let Some((index, node)) = slot else { return };
-    if executor::node_status(node) != NodeStatus::Alive {
-        return;
-    }
-    world.ctx.report(FaultKind::Lease, Some(index), Default::default());
-    let d = streams::millis_up_to(streams::FAULTS, world.ctx.faults().process_pause.pause_max);
-    super::pause::pause_for(world, index, node, d);
+    slot.filter(|&(_, node)| executor::node_status(node) == NodeStatus::Alive)
 }

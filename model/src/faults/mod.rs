@@ -66,6 +66,7 @@ pub async fn inject(world: Rc<World>) {
         store::maybe_make_unavailable(world.store.faults());
         lease::maybe_hit_holder(&world);
         cancel::maybe_abort(&world);
+        cancel::maybe_shut_down(&world);
     }
 }
 

@@ -280,8 +280,9 @@ impl Default for StoreRepliesOptions {
 }
 
 /// Cancellation: an execution ends at an await point while its process lives — its task
-/// is aborted by the runtime, or its step outlives the per-step timeout. Spec 000: a
-/// destructor cannot await, so the release must be an explicit, awaited exit path.
+/// is aborted by the runtime, its step outlives the per-step timeout, or its replica is
+/// shut down gracefully (drain, then stop) and the drain deadline cuts it short. Spec 000:
+/// a destructor cannot await, so the release must be an explicit, awaited exit path.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CancelOptions {
@@ -291,11 +292,38 @@ pub struct CancelOptions {
     /// The per-step timeout: a step running longer is cancelled (zero: no timeout).
     #[serde(with = "serde_duration")]
     pub step_timeout: Duration,
+    /// Chance per fault tick that one alive, unpaused replica is shut down gracefully (an
+    /// orchestrator's SIGTERM): it stops taking work, hands its queued deliveries back,
+    /// drains its executions, then stops, and later restarts as a new incarnation.
+    pub shutdown_per_tick: Ratio,
+    /// How long a shutting-down replica lets its executions in flight run before it cancels
+    /// them (each then takes its awaited exit path), by the replica's own clock (zero:
+    /// cancel at once).
+    #[serde(with = "serde_duration")]
+    pub drain_timeout: Duration,
+    /// Longest a gracefully stopped replica stays down before it restarts as a new
+    /// incarnation (drawn up to this; zero: at once).
+    #[serde(with = "serde_duration")]
+    pub restart_delay_max: Duration,
 }
 
 impl Default for CancelOptions {
     fn default() -> Self {
-        CancelOptions { abort_per_tick: Ratio::NEVER, step_timeout: Duration::ZERO }
+        CancelOptions {
+            abort_per_tick: Ratio::NEVER,
+            step_timeout: Duration::ZERO,
+            shutdown_per_tick: Ratio::NEVER,
+            drain_timeout: Duration::ZERO,
+            restart_delay_max: Duration::ZERO,
+        }
+    }
+}
+
+impl CancelOptions {
+    /// True if a lane's worker task may be aborted while its process lives (the task-abort
+    /// fault, or a graceful shutdown's drain deadline): the lane then runs supervised.
+    pub fn aborts_workers(&self) -> bool {
+        !self.abort_per_tick.is_never() || !self.shutdown_per_tick.is_never()
     }
 }
 
@@ -449,10 +477,11 @@ impl FaultOptions for StoreRepliesOptions {
 
 impl FaultOptions for CancelOptions {
     fn configured(&self) -> bool {
-        !self.abort_per_tick.is_never() || !self.step_timeout.is_zero()
+        !self.abort_per_tick.is_never() || !self.step_timeout.is_zero() || !self.shutdown_per_tick.is_never()
     }
     fn swarm(&mut self, scale: Option<u32>) {
         swarm_rate(&mut self.abort_per_tick, scale);
+        swarm_rate(&mut self.shutdown_per_tick, scale);
         if scale.is_none() {
             self.step_timeout = Duration::ZERO;
         }

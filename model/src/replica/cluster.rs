@@ -23,6 +23,8 @@ pub struct ReplicaSurface {
     pub lanes: Vec<LaneInbox>,
     /// The messages queued for its lanes (the `queued-copy-acked` mutant's).
     pub in_hand: InHand,
+    /// Its shutdown switch (a graceful shutdown, the `cancel` fault).
+    pub shutdown: Rc<super::shutdown::Shutdown>,
 }
 
 /// One replica identity: its node and the process currently running it.

@@ -1,6 +1,7 @@
 //! The relay path: receive a relay from the broker, route it through the binding table,
 //! wait for the lane to have room, and dispatch it (R12: routing is affinity only; the
-//! claim, not the route, decides who runs).
+//! claim, not the route, decides who runs). A process shutting down stops receiving: the
+//! consumer stops at its wait for the next delivery (one it holds is dispatched first).
 
 use std::rc::Rc;
 
@@ -15,8 +16,9 @@ use crate::streams;
 /// The consumer loop of one process.
 pub async fn run(ctx: Rc<Context>, broker: Broker, surface: Rc<ReplicaSurface>) {
     let process = surface.process;
+    let _role = surface.shutdown.role();
     loop {
-        let delivery = broker.receive(process).await;
+        let Some(delivery) = surface.shutdown.unless_requested(broker.receive(process)).await else { return };
         let relay = delivery.relay;
         // A duplicate is the publisher's or the broker's at-least-once slip: one per first delivery,
         // never multiplying on redeliveries.
@@ -37,7 +39,9 @@ pub async fn run(ctx: Rc<Context>, broker: Broker, surface: Rc<ReplicaSurface>) 
         let lane = route.lane();
         // The await between deciding and acting: wait for the lane to have room.
         let inbox = &surface.lanes[lane as usize];
-        while inbox.queue.len() >= crate::spec::LANE_BACKLOG_MAX {
+        // Once the process is shutting down its lanes take nothing, and the queue is handed
+        // back: no room to wait for.
+        while inbox.queue.len() >= crate::spec::LANE_BACKLOG_MAX && !surface.shutdown.requested() {
             inbox.space.notified().await;
         }
         if surface.bindings.act_on(relay.instance, delivery.tag, &route).await.is_err() {

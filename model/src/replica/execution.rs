@@ -13,6 +13,10 @@
 //! worker, whose first act is that execution's awaited exit path — resolve a commit that
 //! may have landed, release, hand the trigger back — before it takes new work.
 //!
+//! A graceful shutdown ([`super::shutdown`]) stops a lane from taking new work; its
+//! execution in flight runs on until the drain deadline, and is then cancelled like an
+//! aborted one — the next worker runs its awaited exit path.
+//!
 //! The store is reached over a faulty request/reply boundary (the `store-replies` fault):
 //! a call may time out with its outcome unknown. A claim, read or release is simply sent
 //! again (a repeated claim is the same owner's re-entrant grant, R10/R21; a repeated release
@@ -139,9 +143,11 @@ impl LaneInbox {
 }
 
 impl LaneInbox {
-    /// Waits until the lane has room, then queues `work`.
-    pub async fn send(&self, work: Work) {
-        while self.queue.len() >= LANE_BACKLOG_MAX {
+    /// Waits until the lane has room, then queues `work`. Once the lane's process is
+    /// shutting down nothing is started from the queue and all of it is handed back, so a
+    /// sender no longer waits for room (it would wait for a lane that takes nothing).
+    pub async fn send(&self, work: Work, shutdown: &super::shutdown::Shutdown) {
+        while self.queue.len() >= LANE_BACKLOG_MAX && !shutdown.requested() {
             self.space.notified().await;
         }
         self.queue.push(work);
@@ -171,6 +177,8 @@ pub struct ExecutionLane {
     pub inbox: LaneInbox,
     /// The messages queued for the process's lanes (the `queued-copy-acked` mutant's).
     pub in_hand: InHand,
+    /// The process's shutdown switch: once requested, the lane takes no new work.
+    pub shutdown: Rc<super::shutdown::Shutdown>,
 }
 
 impl ExecutionLane {
@@ -181,7 +189,7 @@ impl ExecutionLane {
     /// lane ⇒ already serialised" (R11, R20) true across an abort.
     pub async fn run(self) {
         let lane = Rc::new(self);
-        if lane.ctx.faults().cancel.abort_per_tick.is_never() {
+        if !lane.ctx.faults().cancel.aborts_workers() {
             // Nothing aborts workers in this seed: the lane's task is its only worker, and
             // pays nothing for the supervision it does not need.
             return lane.work().await;
@@ -210,7 +218,10 @@ impl ExecutionLane {
             self.cancelled_exit(in_flight).await;
         }
         loop {
-            let work = self.inbox.queue.pop().await;
+            // A process shutting down takes no new work: its handler hands the queue back.
+            let Some(work) = self.shutdown.unless_requested(self.inbox.queue.pop()).await else {
+                return futures::future::pending().await;
+            };
             self.inbox.space.notify();
             if let Source::Relay { relay, .. } = work.source {
                 if self.ctx.mutant_is(Mutant::QueuedCopyAcked) {
@@ -243,6 +254,7 @@ impl ExecutionLane {
         let work = f.work;
         if self.ctx.mutant_is(Mutant::NoReleaseOnCancel) {
             *self.inbox.in_flight.borrow_mut() = None;
+            self.shutdown.note_change();
             return;
         }
         let (mut exec, mut claim, mut refused) = (work.exec, f.claim, f.refused);
@@ -579,51 +591,57 @@ impl ExecutionLane {
         }
     }
 
-    /// Gives the trigger back for a later attempt: requeue a relay (R4), defer a timer with
-    /// capped exponential backoff and jitter (R5). `refused` counts towards the backoff.
+    /// Gives the trigger back for a later attempt (see [`give_back`]).
     async fn retry_later(&self, work: &Work, refused: bool) -> Reaction {
-        let w = self;
-        match work.source {
-            Source::Relay { relay, tag, .. } if refused && w.ctx.mutant_is(Mutant::RefusedRelayRepublished) => {
-                // "Try again right away": the refused relay is acked and published anew,
-                // to be delivered at once and claimed again — a busy loop against the holder.
-                w.broker.ack(tag);
-                w.broker.publish(relay, Duration::ZERO);
-                Reaction::Requeued
-            }
-            Source::Relay { tag, .. } => {
-                w.broker.requeue(tag, w.ctx.scenario().timeouts.requeue_delay);
-                Reaction::Requeued
-            }
-            Source::Timer => {
-                let t = &w.ctx.scenario().timeouts;
-                let (base, max) = (t.timer_backoff_base, t.timer_backoff_max);
-                let no_backoff = w.ctx.mutant_is(Mutant::TimerDeferNoBackoff);
-                // The count is the row's, inside the store's deferring transaction: a
-                // count read beforehand can be stale when two fires of one row race.
-                let deferred = w
-                    .store
-                    .defer_timer(work.instance, work.expects, refused, |attempt| {
-                        if no_backoff {
-                            Duration::ZERO
-                        } else {
-                            backoff(base, max, attempt.max(1)) + streams::millis_up_to(streams::TIMERS, base)
-                        }
-                    })
-                    .await;
-                let (attempt, delay) = deferred.unwrap_or((0, Duration::ZERO));
-                Reaction::Deferred { attempt, backoff_ns: sutra_sim_core::time::duration_nanos(delay) }
-            }
-        }
+        give_back(&self.ctx, &self.store, &self.broker, work, refused).await
     }
 
     async fn end(&self, work: &Work, exit: Exit) {
         *self.inbox.in_flight.borrow_mut() = None;
+        self.shutdown.note_change();
         if let Source::Relay { tag, .. } = work.source {
             // A dead binding lane (the process is going away) has nothing left to forget.
             let _ = self.bindings.finish(tag).await;
         }
         self.ctx.emit(ModelEvent::ExecutionEnded { instance: work.instance, exec: work.exec, exit });
+    }
+}
+
+/// Gives a trigger back for a later attempt: requeue a relay (R4), defer a timer with
+/// capped exponential backoff and jitter (R5). `refused` counts towards the backoff. A lane
+/// does it on every exit that does not consume the trigger; a process shutting down does it
+/// for work queued and not started.
+pub async fn give_back(ctx: &Context, store: &Store, broker: &Broker, work: &Work, refused: bool) -> Reaction {
+    match work.source {
+        Source::Relay { relay, tag, .. } if refused && ctx.mutant_is(Mutant::RefusedRelayRepublished) => {
+            // "Try again right away": the refused relay is acked and published anew,
+            // to be delivered at once and claimed again — a busy loop against the holder.
+            broker.ack(tag);
+            broker.publish(relay, Duration::ZERO);
+            Reaction::Requeued
+        }
+        Source::Relay { tag, .. } => {
+            broker.requeue(tag, ctx.scenario().timeouts.requeue_delay);
+            Reaction::Requeued
+        }
+        Source::Timer => {
+            let t = &ctx.scenario().timeouts;
+            let (base, max) = (t.timer_backoff_base, t.timer_backoff_max);
+            let no_backoff = ctx.mutant_is(Mutant::TimerDeferNoBackoff);
+            // The count is the row's, inside the store's deferring transaction: a
+            // count read beforehand can be stale when two fires of one row race.
+            let deferred = store
+                .defer_timer(work.instance, work.expects, refused, |attempt| {
+                    if no_backoff {
+                        Duration::ZERO
+                    } else {
+                        backoff(base, max, attempt.max(1)) + streams::millis_up_to(streams::TIMERS, base)
+                    }
+                })
+                .await;
+            let (attempt, delay) = deferred.unwrap_or((0, Duration::ZERO));
+            Reaction::Deferred { attempt, backoff_ns: sutra_sim_core::time::duration_nanos(delay) }
+        }
     }
 }
 

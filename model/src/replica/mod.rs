@@ -8,6 +8,7 @@ pub mod bindings;
 pub mod cluster;
 pub mod consumer;
 pub mod execution;
+pub mod shutdown;
 pub mod sweeper;
 pub mod timers;
 
@@ -59,6 +60,7 @@ fn start_process(deps: &Deps, index: u32, node: NodeId) {
     let bindings = Bindings::new(ctx.clone(), deps.routing.clone(), process);
     let lanes: Vec<LaneInbox> = (0..ctx.scenario().topology.lanes).map(|_| LaneInbox::default()).collect();
     let in_hand = execution::InHand::default();
+    let shutdown = Rc::new(shutdown::Shutdown::new(!ctx.faults().cancel.shutdown_per_tick.is_never()));
     for (i, inbox) in lanes.iter().enumerate() {
         let lane = ExecutionLane {
             ctx: ctx.clone(),
@@ -71,10 +73,11 @@ fn start_process(deps: &Deps, index: u32, node: NodeId) {
             bindings: bindings.clone(),
             inbox: inbox.clone(),
             in_hand: in_hand.clone(),
+            shutdown: shutdown.clone(),
         };
         executor::spawn_daemon_on(node, format!("lane-{i}"), lane.run());
     }
-    let surface = Rc::new(ReplicaSurface { process, bindings, lanes, in_hand });
+    let surface = Rc::new(ReplicaSurface { process, bindings, lanes, in_hand, shutdown: shutdown.clone() });
     deps.cluster.publish(index, surface.clone());
     executor::spawn_daemon_on(node, "consumer", consumer::run(ctx.clone(), deps.broker.clone(), surface.clone()));
     executor::spawn_daemon_on(
@@ -82,5 +85,5 @@ fn start_process(deps: &Deps, index: u32, node: NodeId) {
         "timer-poller",
         timers::run(ctx.clone(), deps.store.clone(), deps.routing.clone(), deps.cluster.clone(), surface),
     );
-    executor::spawn_daemon_on(node, "sweeper", sweeper::run(ctx.clone(), deps.store.clone(), process));
+    executor::spawn_daemon_on(node, "sweeper", sweeper::run(ctx.clone(), deps.store.clone(), process, shutdown));
 }

@@ -9,6 +9,10 @@
 //! clear what the select saw (the claim's epoch, its age by the store's clock, the lease);
 //! the careless one clears what it selected, whatever happened meanwhile. The one-update
 //! shape selects and clears in a single conditional statement.
+//!
+//! A process shutting down stops sweeping at its next wait (a round under way finishes); the
+//! lease it may hold is left to expire, as spec 000's lease-gated role allows for a holder
+//! that goes away.
 
 use std::rc::Rc;
 
@@ -19,6 +23,7 @@ use crate::design::SweepShape;
 use crate::faults::kind::FaultKind;
 use crate::ids::{OwnerId, ProcessId};
 use crate::mutant::Mutant;
+use crate::replica::shutdown::Shutdown;
 use crate::store::Store;
 use crate::store::{OwnerFilter, SweepCutoff};
 
@@ -33,17 +38,20 @@ fn looks_like_a_known_owner(owner: OwnerId) -> bool {
 }
 
 /// The sweeper loop of one process.
-pub async fn run(ctx: Rc<Context>, store: Store, process: ProcessId) {
+pub async fn run(ctx: Rc<Context>, store: Store, process: ProcessId, shutdown: Rc<Shutdown>) {
     let t = ctx.scenario().timeouts.clone();
     let shape = ctx.scenario().design.sweep;
+    let _role = shutdown.role();
     // The role's phase (zero unless drawn): its first period starts this much after boot.
     let phase = crate::faults::phase(&ctx, t.sweep_interval);
-    if !phase.is_zero() {
-        sleep(phase).await;
+    if !phase.is_zero() && shutdown.unless_requested(sleep(phase)).await.is_none() {
+        return;
     }
     let watch = crate::faults::clock_skew::TimeoutWatch::default();
     loop {
-        watch.sleep(&ctx, process, t.sweep_interval).await;
+        if shutdown.unless_requested(watch.sleep(&ctx, process, t.sweep_interval)).await.is_none() {
+            return;
+        }
         let unleased = ctx.mutant_is(Mutant::SweeperUnleased);
         let asked_at = executor::local_now();
         if !unleased && !store.acquire_lease(process, t.lease_duration).await {

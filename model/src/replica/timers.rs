@@ -1,6 +1,8 @@
 //! The timer poller: due timer rows fire to the instance's routed lane (R5). A poller
 //! hides a picked timer from other pollers for its fire lease; a refused fire is deferred
-//! by the lane with capped exponential backoff and jitter.
+//! by the lane with capped exponential backoff and jitter. A process shutting down stops
+//! polling at its next wait (a poll under way dispatches what it picked first), and no
+//! poller sends a mis-routed fire to a replica that is shutting down.
 
 use std::rc::Rc;
 
@@ -27,17 +29,24 @@ pub async fn run(
     surface: Rc<ReplicaSurface>,
 ) {
     let t = &ctx.scenario().timeouts;
+    let shutdown = surface.shutdown.clone();
+    let _role = shutdown.role();
     // The role's phase (zero unless drawn): its first period starts this much after boot.
     let phase = crate::faults::phase(&ctx, t.timer_poll_interval);
-    if !phase.is_zero() {
-        sleep(phase).await;
+    if !phase.is_zero() && shutdown.unless_requested(sleep(phase)).await.is_none() {
+        return;
     }
     let watch = crate::faults::clock_skew::TimeoutWatch::default();
     loop {
-        watch.sleep(&ctx, surface.process, t.timer_poll_interval).await;
+        if shutdown.unless_requested(watch.sleep(&ctx, surface.process, t.timer_poll_interval)).await.is_none() {
+            return;
+        }
         // Skip the ticks at which nothing can be due (see `Store::earliest_timer_due`).
-        if !store.idle_until_work(store.earliest_timer_due(), t.timer_poll_interval).await {
-            continue;
+        match shutdown.unless_requested(store.idle_until_work(store.earliest_timer_due(), t.timer_poll_interval)).await
+        {
+            None => return,
+            Some(false) => continue,
+            Some(true) => {}
         }
         let due = store.pick_due_timers(t.timer_fire_lease, TIMERS_PER_POLL_MAX).await;
         for timer in due {
@@ -51,7 +60,7 @@ pub async fn run(
             let (lane, misrouted) = (destination.lane, destination.misrouted);
             // A fire mis-routed to another replica lands in that replica's lane, if it runs.
             let target = match destination.replica {
-                Some(index) => cluster.surface(index),
+                Some(index) => cluster.surface(index).filter(|s| !s.shutdown.requested()),
                 None => Some(surface.clone()),
             };
             let Some(target) = target else { continue };
@@ -72,7 +81,7 @@ pub async fn run(
                 source: Source::Timer,
                 misrouted,
             };
-            target.lanes[lane as usize].send(work).await;
+            target.lanes[lane as usize].send(work, &target.shutdown).await;
         }
     }
 }

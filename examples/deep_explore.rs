@@ -1,0 +1,57 @@
+//! Runs to kill a deep mutant by exploration under a given explorer configuration, for
+//! diagnosing which marks help (`bench --explore` uses the default configuration):
+//!
+//! ```text
+//! cargo run --release --example deep_explore -- MUTANT SCENARIO [STARTS [ENERGY_STATE [ENERGY_SOMETIMES]]]
+//! ```
+//!
+//! Prints each start's runs to the kill and the median; starts as `bench --explore`'s.
+
+use sutra_sim::bench_explore::{median, DEEP_RUNS_MAX};
+use sutra_sim_core::explore::{explore, ExploreConfig, RunSpec, RunSummary};
+use sutra_sim_model::{Mutant, RunOptions, Scenario};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.len() < 2 {
+        eprintln!("usage: deep_explore MUTANT SCENARIO [STARTS [ENERGY_STATE [ENERGY_SOMETIMES]]]");
+        std::process::exit(2);
+    }
+    let info = Mutant::parse(&args[0]).unwrap_or_else(|e| panic!("{e}")).info();
+    let scenario = Scenario::built_in(&args[1]).unwrap_or_else(|e| panic!("{e}"));
+    let number = |i: usize, default: u64| args.get(i).map_or(default, |a| a.parse().expect("a number"));
+    let defaults = ExploreConfig::default();
+    let starts = number(2, 21);
+    let energy_state = number(3, u64::from(defaults.energy_state)) as u32;
+    let energy_sometimes = number(4, u64::from(defaults.energy_sometimes)) as u32;
+    let registry = sutra_sim_model::checkers::registry();
+    let coverage = sutra_sim_model::checkers::coverage_names();
+    let run = |spec: &RunSpec| {
+        let mut checkers = sutra_sim_model::kill_checkers(info).expect("the mutant's checkers are registered");
+        checkers.extend(registry.build(&coverage).expect("coverage checkers are registered"));
+        let options =
+            RunOptions { entropy: spec.entropy.clone(), ..RunOptions::for_seed(spec.seed, None, Some(info.mutant)) };
+        let out = sutra_sim_model::run_marked(&scenario, &options, checkers);
+        (RunSummary { failed: info.killed_by(&out.verdict), marks: out.marks, tape: out.tape }, ())
+    };
+    let mut figures = Vec::new();
+    for i in 0..starts {
+        let config = ExploreConfig {
+            runs: DEEP_RUNS_MAX,
+            start: sutra_sim_core::puzzles::start_seed(i),
+            stop_at_first_failure: true,
+            energy_state,
+            energy_sometimes,
+            ..ExploreConfig::default()
+        };
+        let found = explore(&config, 2, &run, &mut |_, _, _| {}, &|| false).first_failure;
+        println!("start {i}: {found:?}");
+        figures.push(found);
+    }
+    println!(
+        "{} {}: explore median {:?} over {starts} starts (energy_state {energy_state}, energy_sometimes {energy_sometimes})",
+        info.name,
+        scenario.name,
+        median(figures)
+    );
+}
