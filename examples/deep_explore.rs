@@ -2,7 +2,7 @@
 //! diagnosing which marks help (`bench --explore` uses the default configuration):
 //!
 //! ```text
-//! cargo run --release --example deep_explore -- MUTANT SCENARIO [STARTS [ENERGY_STATE [ENERGY_SOMETIMES]]]
+//! cargo run --release --example deep_explore -- MUTANT SCENARIO [STARTS [ENERGY_STATE [ENERGY_SOMETIMES [SOMETIMES_SHARE_PERCENT [SOMETIMES_REHITS]]]]]
 //! ```
 //!
 //! Prints each start's runs to the kill and the median; starts as `bench --explore`'s.
@@ -14,7 +14,7 @@ use sutra_sim_model::{Mutant, RunOptions, Scenario};
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() < 2 {
-        eprintln!("usage: deep_explore MUTANT SCENARIO [STARTS [ENERGY_STATE [ENERGY_SOMETIMES]]]");
+        eprintln!("usage: deep_explore MUTANT SCENARIO [STARTS [ENERGY_STATE [ENERGY_SOMETIMES [SOMETIMES_SHARE_PERCENT [SOMETIMES_REHITS]]]]]");
         std::process::exit(2);
     }
     let info = Mutant::parse(&args[0]).unwrap_or_else(|e| panic!("{e}")).info();
@@ -24,6 +24,8 @@ fn main() {
     let starts = number(2, 21);
     let energy_state = number(3, u64::from(defaults.energy_state)) as u32;
     let energy_sometimes = number(4, u64::from(defaults.energy_sometimes)) as u32;
+    let sometimes_share_percent = number(5, u64::from(defaults.sometimes_share_percent)) as u32;
+    let sometimes_rehits = number(6, u64::from(defaults.sometimes_rehits)) as u32;
     let registry = sutra_sim_model::checkers::registry();
     let coverage = sutra_sim_model::checkers::coverage_names();
     let run = |spec: &RunSpec| {
@@ -42,14 +44,17 @@ fn main() {
             stop_at_first_failure: true,
             energy_state,
             energy_sometimes,
+            sometimes_share_percent,
+            sometimes_rehits,
             ..ExploreConfig::default()
         };
-        let found = explore(&config, 2, &run, &mut |_, _, _| {}, &|| false).first_failure;
+        let found = explore(&config, 1, &run, &mut |_, _, _| {}, &|| false).first_failure;
         println!("start {i}: {found:?}");
         figures.push(found);
     }
     println!(
-        "{} {}: explore median {:?} over {starts} starts (energy_state {energy_state}, energy_sometimes {energy_sometimes})",
+        "{} {}: explore median {:?} over {starts} starts (energy_state {energy_state}, energy_sometimes \
+         {energy_sometimes}, sometimes_share_percent {sometimes_share_percent}, sometimes_rehits {sometimes_rehits})",
         info.name,
         scenario.name,
         median(figures)

@@ -34,11 +34,25 @@
 //! what a sweep finds. A long exploration is then almost all children, which is what grows
 //! rare states (distinct state signatures in 10,000 runs ≈ 1.8× a sweep's).
 //!
-//! Points are served rarest first: the fewest runs hit their mark (as in FairFuzz's rare
+//! **A share for sometimes-properties.** A share of each generation's children
+//! ([`ExploreConfig::sometimes_share_percent`]) goes to sometimes-properties, round-robin
+//! (the property with the fewest children so far first, then the rarest): there are a few
+//! dozen of them against thousands of state signatures, and a sometimes-property hit by
+//! many runs, ranked among state points by its hits, queued behind every signature hit
+//! once and never got a child before the run budget was spent. The share may be held
+//! back for the first [`ExploreConfig::sometimes_share_after_runs`] runs (by default it
+//! is not: measured, the deep mutants lose most of the gain).
+//! And a sometimes-property may branch from more than its first hit: once every point of
+//! it is spent, the next run that hits it becomes one more point, up to
+//! [`ExploreConfig::sometimes_rehits`] more — the first hit's prefix may be the wrong one
+//! (a pause too short to matter), another run's way there gives its children another chance.
+//!
+//! Within each kind, points are served rarest first: the fewest runs hit their mark (as in FairFuzz's rare
 //! branches; measured, serving by position alone loses most of the gain), then earliest in
 //! their run (a child of an early point has more of its run left to vary; serving the
 //! latest first makes children nearly barren), then newest.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -67,6 +81,19 @@ pub struct ExploreConfig {
     pub energy_sometimes: u32,
     /// Children granted to a new state signature.
     pub energy_state: u32,
+    /// Later runs that hit a sometimes-property already reached may each become one more
+    /// point of it, up to this many, once every earlier point of it is spent: the first
+    /// hit's prefix may be the wrong one (a pause too short, a window already closed), and
+    /// another run's way to the same mark gives its children another chance.
+    pub sometimes_rehits: u32,
+    /// The share of each generation's children reserved for sometimes-properties, in
+    /// percent (rounded up), served round-robin; what they leave goes to every point.
+    pub sometimes_share_percent: u32,
+    /// Runs made before the share above is reserved (0: from the start). Measured in
+    /// pull-workers over 21 starts: a 50% share from run 256 on left the deep mutants at
+    /// 470 and 889 runs, a 25% share from the start took them to 227 and 614 while
+    /// snapshot-across-await (a sweep's 83) stayed at 94.
+    pub sometimes_share_after_runs: u64,
     /// Children a point earns for each child that reached a new mark.
     pub bonus: u32,
     /// A point whose last this many children reached nothing new is barren.
@@ -90,6 +117,9 @@ impl Default for ExploreConfig {
             fresh_decay_runs: 64,
             energy_sometimes: 16,
             energy_state: 4,
+            sometimes_rehits: 4,
+            sometimes_share_percent: 25,
+            sometimes_share_after_runs: 0,
             bonus: 4,
             barren_after: 12,
             children_max_factor: 4,
@@ -203,11 +233,14 @@ pub fn explore<T: Send>(
     // Runs that hit each slot: a point is as rare as its slot.
     let mut hits = vec![0u32; MAP_SLOTS];
     let mut points: Vec<Point> = Vec::new();
+    // The points of each sometimes-property reached: a later hit may add one (see
+    // `sometimes_rehits`). A BTreeMap: no random hasher in a deterministic explorer.
+    let mut sometimes_points: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
     let mut stats = ExploreStats::default();
     let mut next_fresh = config.start;
     while stats.runs < config.runs && !stop() {
         let size = (config.generation as u64).min(config.runs - stats.runs) as usize;
-        let specs = plan(config, size, &mut points, &hits, &mut next_fresh, stats.runs);
+        let specs = plan(config, size, &mut points, &sometimes_points, &hits, &mut next_fresh, stats.runs);
         let results = run_all(&specs, jobs, run);
         for (spec, (summary, payload)) in specs.iter().zip(results) {
             stats.runs += 1;
@@ -223,17 +256,31 @@ pub fn explore<T: Send>(
                 hits[mark.slot as usize] = hits[mark.slot as usize].saturating_add(1);
                 let (word, bit) = (mark.slot as usize / 64, 1u64 << (mark.slot % 64));
                 if seen[word] & bit != 0 {
-                    continue;
-                }
-                seen[word] |= bit;
-                new_marks += 1;
-                stats.marks_reached += 1;
-                if mark.kind == MarkKind::Sometimes {
-                    stats.sometimes_reached += 1;
+                    // A rehit of a sometimes-property whose points are all spent may
+                    // become one more point of it.
+                    let rehit = mark.kind == MarkKind::Sometimes
+                        && !summary.failed
+                        && sometimes_points.get(&mark.slot).is_some_and(|mine| {
+                            mine.len() <= config.sometimes_rehits as usize
+                                && mine.iter().all(|&i| points[i].energy == 0)
+                        });
+                    if !rehit {
+                        continue;
+                    }
+                } else {
+                    seen[word] |= bit;
+                    new_marks += 1;
+                    stats.marks_reached += 1;
+                    if mark.kind == MarkKind::Sometimes {
+                        stats.sometimes_reached += 1;
+                    }
                 }
                 // A failing run is not grown: its find is already in.
                 if summary.failed {
                     continue;
+                }
+                if mark.kind == MarkKind::Sometimes {
+                    sometimes_points.entry(mark.slot).or_default().push(points.len());
                 }
                 let tape = tape.get_or_insert_with(|| Arc::new(summary.tape.clone())).clone();
                 let energy = match mark.kind {
@@ -283,37 +330,50 @@ pub fn explore<T: Send>(
     stats
 }
 
-/// Plans one generation of `size` runs: children of the points with energy, served
-/// rarest mark first, earliest, then newest, and at least [`fresh_share`] fresh runs.
+/// Plans one generation of `size` runs: at least [`fresh_share`] fresh runs; of the
+/// children, up to [`ExploreConfig::sometimes_share`] go round-robin to sometimes-properties
+/// (the least-served property first, then the rarest), and the rest to the points with
+/// energy, rarest mark first, earliest, then newest.
 fn plan(
     config: &ExploreConfig,
     size: usize,
     points: &mut [Point],
+    sometimes_points: &BTreeMap<u32, Vec<usize>>,
     hits: &[u32],
     next_fresh: &mut u64,
     first_index: u64,
 ) -> Vec<RunSpec> {
     let children_max = size.saturating_sub(fresh_share(config, first_index).min(size));
     let mut children = Vec::with_capacity(children_max);
+    // The reserved share: a sometimes-property reached by many runs is still one of a few
+    // dozen rare events, and ranked by hits alone it queued behind thousands of state
+    // signatures hit once, so its children never ran.
+    let reserved = if first_index < config.sometimes_share_after_runs {
+        0
+    } else {
+        (children_max * config.sometimes_share_percent as usize).div_ceil(100)
+    };
+    let mut served: BTreeMap<u32, u32> = sometimes_points
+        .iter()
+        .map(|(&slot, mine)| (slot, mine.iter().map(|&i| points[i].stats.children).sum()))
+        .collect();
+    while children.len() < reserved {
+        let next = sometimes_points
+            .iter()
+            .filter_map(|(slot, mine)| mine.iter().find(|&&i| points[i].energy > 0).map(|&i| (slot, i)))
+            .min_by_key(|&(slot, i)| (served[slot], hits[*slot as usize], points[i].position, i));
+        let Some((&slot, i)) = next else { break };
+        *served.get_mut(&slot).expect("every property with points is counted") += 1;
+        children.push(child_of(&mut points[i], i));
+    }
     let mut order: Vec<usize> = (0..points.len()).filter(|&i| points[i].energy > 0).collect();
     order.sort_by_key(|&i| (hits[points[i].slot as usize], points[i].position, std::cmp::Reverse(i)));
     'fill: for &i in &order {
-        let p = &mut points[i];
-        while p.energy > 0 {
+        while points[i].energy > 0 {
             if children.len() >= children_max {
                 break 'fill;
             }
-            p.energy -= 1;
-            let index = p.stats.children;
-            p.stats.children += 1;
-            let seed = child_seed(p.seed, p.position, index);
-            let tape = p.tape.as_ref().expect("a point with energy keeps its tape");
-            children.push(RunSpec {
-                index: 0,
-                seed,
-                entropy: EntropyMode::Branch { prefix: Tape(tape.0[..p.position].to_vec()), seed },
-                parent: Some(i),
-            });
+            children.push(child_of(&mut points[i], i));
         }
     }
     // Fresh runs first: a generation runs at once, and its order only says which find
@@ -328,6 +388,21 @@ fn plan(
         spec.index = first_index + k as u64;
     }
     specs
+}
+
+/// The next child of point `p` (index `i`), paid from its energy.
+fn child_of(p: &mut Point, i: usize) -> RunSpec {
+    p.energy -= 1;
+    let index = p.stats.children;
+    p.stats.children += 1;
+    let seed = child_seed(p.seed, p.position, index);
+    let tape = p.tape.as_ref().expect("a point with energy keeps its tape");
+    RunSpec {
+        index: 0,
+        seed,
+        entropy: EntropyMode::Branch { prefix: Tape(tape.0[..p.position].to_vec()), seed },
+        parent: Some(i),
+    }
 }
 
 /// Fresh runs in a generation planned after `made` runs: a share that starts at the whole
@@ -382,6 +457,60 @@ fn run_all<T: Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run of the fake program: every run hits sometimes-mark 1 at position 2, and
+    /// state marks of its own seed's slot at position 1.
+    fn fake(spec: &RunSpec) -> (RunSummary, ()) {
+        let marks = vec![
+            Mark { slot: (spec.seed % 1_000) as u32 + 10, position: 1, kind: MarkKind::State },
+            Mark { slot: 1, position: 2, kind: MarkKind::Sometimes },
+        ];
+        (RunSummary { marks, tape: Tape(vec![0; 4]), failed: false }, ())
+    }
+
+    fn explored(config: &ExploreConfig) -> (ExploreStats, Vec<RunSpec>) {
+        let mut specs = Vec::new();
+        let stats = explore(config, 1, &fake, &mut |spec, _, _| specs.push(spec.clone()), &|| false);
+        (stats, specs)
+    }
+
+    #[test]
+    fn a_sometimes_property_gets_its_share_of_children_though_state_points_are_rarer() {
+        let config = ExploreConfig {
+            runs: 64,
+            fresh_decay_runs: 0,
+            sometimes_share_percent: 50,
+            sometimes_share_after_runs: 0,
+            ..ExploreConfig::default()
+        };
+        let (stats, specs) = explored(&config);
+        // Every run of the first generation hit the sometimes-mark, each state mark once:
+        // ranked by hits alone, the state points would take every child.
+        let sometimes = stats.points.iter().position(|p| p.kind == MarkKind::Sometimes).unwrap();
+        let second: Vec<_> = specs[8..16].iter().filter_map(|s| s.parent).collect();
+        assert_eq!(second.len(), 7);
+        // Half of 7, rounded up.
+        assert_eq!(second.iter().filter(|&&p| p == sometimes).count(), 4, "children of {second:?}");
+        for none in [
+            ExploreConfig { sometimes_share_percent: 0, ..config.clone() },
+            ExploreConfig { sometimes_share_after_runs: 9, ..config },
+        ] {
+            let (_, specs) = explored(&none);
+            assert!(specs[8..16].iter().all(|s| s.parent != Some(sometimes)));
+        }
+    }
+
+    #[test]
+    fn a_later_hit_of_a_spent_sometimes_mark_becomes_a_point_up_to_the_rehits() {
+        let config = ExploreConfig { runs: 2_000, fresh_decay_runs: 0, ..ExploreConfig::default() };
+        let (stats, _) = explored(&config);
+        let sometimes: Vec<_> = stats.points.iter().filter(|p| p.kind == MarkKind::Sometimes).collect();
+        assert_eq!(sometimes.len(), 1 + config.sometimes_rehits as usize);
+        assert!(sometimes.iter().all(|p| p.children > 0));
+        let none = ExploreConfig { sometimes_rehits: 0, ..config };
+        let (stats, _) = explored(&none);
+        assert_eq!(stats.points.iter().filter(|p| p.kind == MarkKind::Sometimes).count(), 1);
+    }
 
     #[test]
     fn the_fresh_share_starts_as_a_sweep_halves_after_the_decay_runs_and_settles_at_the_floor() {
