@@ -7,9 +7,9 @@
 //!
 //! Prints each start's runs to the kill and the median; starts as `bench --explore`'s.
 
-use sutra_sim::bench_explore::{median, DEEP_RUNS_MAX};
-use sutra_sim_core::explore::{explore, ExploreConfig, RunSpec, RunSummary};
-use sutra_sim_model::{Mutant, RunOptions, Scenario};
+use sutra_sim::bench_explore::{explore_runs_to_kill_with, median, DEEP_RUNS_MAX};
+use sutra_sim_core::explore::ExploreConfig;
+use sutra_sim_model::{Mutant, Scenario};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -26,29 +26,18 @@ fn main() {
     let energy_sometimes = number(4, u64::from(defaults.energy_sometimes)) as u32;
     let sometimes_share_percent = number(5, u64::from(defaults.sometimes_share_percent)) as u32;
     let sometimes_rehits = number(6, u64::from(defaults.sometimes_rehits)) as u32;
-    let registry = sutra_sim_model::checkers::registry();
-    let coverage = sutra_sim_model::checkers::coverage_names();
-    let run = |spec: &RunSpec| {
-        let mut checkers = sutra_sim_model::kill_checkers(info).expect("the mutant's checkers are registered");
-        checkers.extend(registry.build(&coverage).expect("coverage checkers are registered"));
-        let options =
-            RunOptions { entropy: spec.entropy.clone(), ..RunOptions::for_seed(spec.seed, None, Some(info.mutant)) };
-        let out = sutra_sim_model::run_marked(&scenario, &options, checkers);
-        (RunSummary { failed: info.killed_by(&out.verdict), marks: out.marks, tape: out.tape }, ())
-    };
     let mut figures = Vec::new();
     for i in 0..starts {
         let config = ExploreConfig {
             runs: DEEP_RUNS_MAX,
             start: sutra_sim_core::puzzles::start_seed(i),
-            stop_at_first_failure: true,
             energy_state,
             energy_sometimes,
             sometimes_share_percent,
             sometimes_rehits,
             ..ExploreConfig::default()
         };
-        let found = explore(&config, 1, &run, &mut |_, _, _| {}, &|| false).first_failure;
+        let found = explore_runs_to_kill_with(&scenario, info, config, 1);
         println!("start {i}: {found:?}");
         figures.push(found);
     }

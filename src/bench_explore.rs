@@ -156,7 +156,20 @@ pub fn sweep_runs_to_kill(scenario: &Scenario, info: &MutantInfo, start: u64, ma
 
 /// Runs of an exploration from seed `start` until `info`'s mutant is killed, or `None`.
 pub fn explore_runs_to_kill(scenario: &Scenario, info: &MutantInfo, start: u64, max: u64, jobs: usize) -> Option<u64> {
-    let config = ExploreConfig { runs: max, start, stop_at_first_failure: true, ..ExploreConfig::default() };
+    let config = ExploreConfig { runs: max, start, ..ExploreConfig::default() };
+    explore_runs_to_kill_with(scenario, info, config, jobs)
+}
+
+/// Runs of an exploration under `config` (its `runs`, `start` and energies) until `info`'s
+/// mutant is killed, or `None`. Exploration's runs also carry the coverage checkers: their
+/// first hits are the sometimes-marks it grows from.
+pub fn explore_runs_to_kill_with(
+    scenario: &Scenario,
+    info: &MutantInfo,
+    config: ExploreConfig,
+    jobs: usize,
+) -> Option<u64> {
+    let config = ExploreConfig { stop_at_first_failure: true, ..config };
     let registry = sutra_sim_model::checkers::registry();
     let coverage = sutra_sim_model::checkers::coverage_names();
     let run = |spec: &RunSpec| {
