@@ -169,14 +169,16 @@ pub fn explore_runs_to_kill_with(
     config: ExploreConfig,
     jobs: usize,
 ) -> Option<u64> {
-    let config = ExploreConfig { stop_at_first_failure: true, ..config };
+    let config = ExploreConfig { stop_at_first_failure: true, strategy: scenario.strategy(), ..config };
     let registry = sutra_sim_model::checkers::registry();
     let coverage = sutra_sim_model::checkers::coverage_names();
     let run = |spec: &RunSpec| {
         let mut checkers = sutra_sim_model::kill_checkers(info).expect("the mutant's checkers are registered");
         checkers.extend(registry.build(&coverage).expect("coverage checkers are registered"));
-        let options =
-            RunOptions { entropy: spec.entropy.clone(), ..RunOptions::for_seed(spec.seed, None, Some(info.mutant)) };
+        let options = RunOptions {
+            entropy: spec.entropy.clone(),
+            ..RunOptions::for_seed(spec.seed, Some(spec.strategy), Some(info.mutant))
+        };
         let out = sutra_sim_model::run_marked(scenario, &options, checkers);
         (RunSummary { failed: info.killed_by(&out.verdict), marks: out.marks, tape: out.tape }, ())
     };
@@ -208,29 +210,34 @@ pub fn mutant_benchmark(info: &MutantInfo, starts: usize, jobs: usize) -> Option
 /// from seed 0: by a plain sweep (every run fresh) and by exploration. Same runner, same
 /// marks; only the choice of runs differs.
 pub fn distinct_signatures(scenario: &Scenario, runs: u64, jobs: usize) -> (u64, u64) {
+    let explored = ExploreConfig { runs, ..ExploreConfig::default() };
+    let swept = ExploreConfig { fresh_per_generation: explored.generation, ..explored.clone() };
+    (signatures_reached(scenario, swept, jobs), signatures_reached(scenario, explored, jobs))
+}
+
+/// Distinct abstract-state signatures (state marks) reached by an exploration of
+/// `scenario` under `config` (its `runs`, `start`, energies and shares).
+pub fn signatures_reached(scenario: &Scenario, config: ExploreConfig, jobs: usize) -> u64 {
     let checkers = crate::plugin::CheckerSet::built_in();
     let factories = checkers.factories_for(scenario).expect("built-in scenarios resolve");
     let run = |spec: &RunSpec| {
-        let options = RunOptions { entropy: spec.entropy.clone(), ..RunOptions::seeded(spec.seed) };
+        let options =
+            RunOptions { entropy: spec.entropy.clone(), ..RunOptions::for_seed(spec.seed, Some(spec.strategy), None) };
         let out = sutra_sim_model::run_marked(scenario, &options, factories.iter().map(|f| f()).collect());
         (RunSummary { failed: !out.verdict.is_pass(), marks: out.marks, tape: out.tape }, ())
     };
-    let count = |config: ExploreConfig| {
-        let mut seen = std::collections::BTreeSet::new();
-        explore(
-            &config,
-            jobs,
-            &run,
-            &mut |_, summary, _| {
-                seen.extend(summary.marks.iter().filter(|m| m.kind == MarkKind::State).map(|m| m.slot));
-            },
-            &|| false,
-        );
-        seen.len() as u64
-    };
-    let explored = ExploreConfig { runs, ..ExploreConfig::default() };
-    let swept = ExploreConfig { fresh_per_generation: explored.generation, ..explored.clone() };
-    (count(swept), count(explored))
+    let config = ExploreConfig { strategy: scenario.strategy(), ..config };
+    let mut seen = std::collections::BTreeSet::new();
+    explore(
+        &config,
+        jobs,
+        &run,
+        &mut |_, summary, _| {
+            seen.extend(summary.marks.iter().filter(|m| m.kind == MarkKind::State).map(|m| m.slot));
+        },
+        &|| false,
+    );
+    seen.len() as u64
 }
 
 /// Checks that a plain sweep through the explorer runs seeds `start..start + runs`, like

@@ -19,7 +19,7 @@ use sutra_sim_core::explore::{explore, ExploreConfig, ExploreStats, RunSpec, Run
 use sutra_sim_core::{EntropyMode, MarkKind};
 use sutra_sim_model::RunOptions;
 
-use crate::sweep::{SeedResult, SweepPlan, SweepTally};
+use crate::sweep::{GrownRun, SeedResult, SweepPlan, SweepTally};
 
 /// What an exploration did, per scenario, for the report.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -129,11 +129,13 @@ pub fn run(
     for (s, scenario) in plan.scenarios.iter().enumerate() {
         let factories =
             plan.checkers.factories_for(scenario).unwrap_or_else(|e| panic!("checkers resolved before the sweep: {e}"));
+        // Fresh runs schedule as the sweep's would; children may switch (`switch_percent`).
+        let config = ExploreConfig { strategy: plan.strategy.unwrap_or_else(|| scenario.strategy()), ..config.clone() };
         let run_one = |spec: &RunSpec| {
             let checkers = factories.iter().map(|f| f()).collect();
             let options = RunOptions {
                 entropy: spec.entropy.clone(),
-                ..RunOptions::for_seed(spec.seed, plan.strategy, plan.mutant)
+                ..RunOptions::for_seed(spec.seed, Some(spec.strategy), plan.mutant)
             };
             let out = sutra_sim_model::run_marked(scenario, &options, checkers);
             let summary =
@@ -141,7 +143,7 @@ pub fn run(
             let mut result = SeedResult::of(spec.seed, out);
             result.scenario = s;
             if matches!(spec.entropy, EntropyMode::Branch { .. }) {
-                result.tape = Some(summary.tape.clone());
+                result.grown = Some(GrownRun { tape: summary.tape.clone(), strategy: spec.strategy });
             }
             (summary, result)
         };
@@ -152,7 +154,7 @@ pub fn run(
         };
         let mut failing = tally.failing_count();
         let stats = explore(
-            config,
+            &config,
             plan.jobs,
             &run_one,
             &mut |_, _, result| {

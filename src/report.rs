@@ -30,11 +30,11 @@ pub struct Failure {
     pub reproducer: Option<String>,
     /// The one command that replays this failure.
     pub replay: String,
-    /// For a run grown by exploration: its whole tape, since its seed alone does not
-    /// replay it (a child replays its parent's prefix first). Saved into the reproducer;
-    /// not part of the JSON report.
+    /// For a run grown by exploration: its whole tape and strategy, since its seed alone
+    /// does not replay it (a child replays its parent's prefix first). Saved into the
+    /// reproducer; not part of the JSON report.
     #[serde(skip)]
-    pub tape: Option<sutra_sim_core::Tape>,
+    pub grown: Option<crate::sweep::GrownRun>,
 }
 
 /// One swept scenario: where it came from and what it was, so that a report says exactly
@@ -417,7 +417,7 @@ mod tests {
                     message: "m <&>".into(),
                     reproducer: None,
                     replay: format!("sutra-sim run --scenario smoke --seed {seed}"),
-                    tape: None,
+                    grown: None,
                 })
                 .collect(),
             failures_by_checker: if failing.is_empty() {

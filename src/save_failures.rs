@@ -157,8 +157,11 @@ fn reproducer_of(
         .clone();
     let mut run =
         FailingRun::from_seed(scenario, failure.seed, plan.mutant, plan.strategy).with_checkers(plan.checkers.clone());
-    // A run grown by exploration replays from its tape; its seed alone would not.
-    run.tape = failure.tape.clone();
+    // A run grown by exploration replays from its tape and strategy; its seed alone would not.
+    if let Some(grown) = &failure.grown {
+        run.tape = Some(grown.tape.clone());
+        run.strategy = grown.strategy;
+    }
     match shrink {
         Ok(budget) => {
             let limits = Limits { time_budget: budget, ..Limits::default() };

@@ -62,9 +62,19 @@ pub struct SeedResult {
     /// If the seed was re-checked for determinism and ran differently the second time:
     /// the first divergence. A failure whatever the verdict says.
     pub divergence: Option<String>,
-    /// For a run grown by exploration (a branch of an earlier run): its whole tape, which
-    /// replays it where its seed alone would not.
-    pub tape: Option<sutra_sim_core::Tape>,
+    /// For a run grown by exploration (a branch of an earlier run): its whole tape and its
+    /// strategy, which replay it where its seed alone would not.
+    pub grown: Option<GrownRun>,
+}
+
+/// What replays a run grown by exploration: a child replays its parent's prefix first, and
+/// may have switched strategy at its branch point, so its seed alone does not replay it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct GrownRun {
+    /// The run's whole tape.
+    pub tape: sutra_sim_core::Tape,
+    /// The strategy it scheduled with, switch included.
+    pub strategy: sutra_sim_core::StrategyConfig,
 }
 
 /// The failing "checker" of a seed that ran differently when run again.
@@ -166,7 +176,7 @@ impl SeedResult {
             fingerprint: out.fingerprint,
             reached: out.reached,
             divergence: None,
-            tape: None,
+            grown: None,
         }
     }
 }
@@ -406,7 +416,7 @@ pub fn report(plan: &SweepPlan, tally: &SweepTally, wall: Duration, stopped_earl
                     message: format!("the seed ran differently when run again: {divergence}"),
                     reproducer: None,
                     replay: plan.replay_command_for(&scenario.name, &scenario.name, r.seed, true),
-                    tape: None,
+                    grown: None,
                 },
                 None => Failure {
                     scenario: scenario.name.clone(),
@@ -416,7 +426,7 @@ pub fn report(plan: &SweepPlan, tally: &SweepTally, wall: Duration, stopped_earl
                     message: r.verdict.message(),
                     reproducer: None,
                     replay: plan.replay_command(scenario, r.seed),
-                    tape: r.tape.clone(),
+                    grown: r.grown.clone(),
                 },
             }
         })

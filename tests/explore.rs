@@ -49,7 +49,7 @@ fn a_failure_of_a_grown_run_is_a_reproducer_that_shrinks_and_replays_from_its_fi
     assert!(exploration.scenarios[0].runs_to_first_failure.is_some());
     let mut report = sweep::report(&p, &tally, std::time::Duration::from_secs(1), false);
     // Keep only failures of grown runs: those whose seed alone does not replay them.
-    report.failures.retain(|f| f.tape.is_some());
+    report.failures.retain(|f| f.grown.is_some());
     report.failures.truncate(1);
     assert_eq!(report.failures.len(), 1, "a grown run failed among 96 runs of no-release-on-error");
     let dir = common::scratch("explore", "grown-failure");

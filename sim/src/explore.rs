@@ -59,6 +59,7 @@ use std::sync::{Arc, Mutex};
 use crate::entropy::Tape;
 use crate::marks::{Mark, MarkKind, MAP_SLOTS};
 use crate::run::EntropyMode;
+use crate::strategy::StrategyConfig;
 
 /// How to explore.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,6 +106,14 @@ pub struct ExploreConfig {
     pub frontier_max: usize,
     /// Stop after the generation in which the first failure was found.
     pub stop_at_first_failure: bool,
+    /// The strategy fresh runs schedule with (the scenario's, or the command line's).
+    pub strategy: StrategyConfig,
+    /// The share of children, in percent, that switch strategy at their branch point: the
+    /// prefix replays under the parent's strategy, and from the branch point on the child
+    /// schedules with the other one ([`StrategyConfig::switched_at`]: the random walk turns
+    /// to PCT, PCT to the random walk). A lineage switches once; its switch is part of the
+    /// strategy every descendant replays and every reproducer records.
+    pub switch_percent: u32,
 }
 
 impl Default for ExploreConfig {
@@ -125,6 +134,8 @@ impl Default for ExploreConfig {
             children_max_factor: 4,
             frontier_max: 16_384,
             stop_at_first_failure: false,
+            strategy: StrategyConfig::Random,
+            switch_percent: 0,
         }
     }
 }
@@ -138,6 +149,9 @@ pub struct RunSpec {
     pub seed: u64,
     /// Where its entropy comes from: a seed, or a branch of an earlier run.
     pub entropy: EntropyMode,
+    /// What it schedules with: the fresh runs' strategy, or its parent's (as of the branch
+    /// point), possibly switched at the branch point ([`ExploreConfig::switch_percent`]).
+    pub strategy: StrategyConfig,
     /// The branch point it grows from, if it is a child (an index into the points).
     pub parent: Option<usize>,
 }
@@ -210,6 +224,8 @@ struct Point {
     tape: Option<Arc<Tape>>,
     position: usize,
     seed: u64,
+    /// The parent's strategy, as its prefix up to `position` replays it.
+    strategy: StrategyConfig,
     slot: u32,
     energy: u32,
     /// The per-mark budget: children in all, bonuses included.
@@ -287,10 +303,12 @@ pub fn explore<T: Send>(
                     MarkKind::Sometimes => config.energy_sometimes,
                     MarkKind::State => config.energy_state,
                 };
+                let position = mark.position.min(summary.tape.len());
                 points.push(Point {
                     tape: Some(tape),
-                    position: mark.position.min(summary.tape.len()),
+                    position,
                     seed: spec.seed,
+                    strategy: spec.strategy.as_of(u32::try_from(position).unwrap_or(u32::MAX)),
                     slot: mark.slot,
                     energy,
                     children_max: energy * config.children_max_factor,
@@ -364,7 +382,7 @@ fn plan(
             .min_by_key(|&(slot, i)| (served[slot], hits[*slot as usize], points[i].position, i));
         let Some((&slot, i)) = next else { break };
         *served.get_mut(&slot).expect("every property with points is counted") += 1;
-        children.push(child_of(&mut points[i], i));
+        children.push(child_of(config, &mut points[i], i));
     }
     let mut order: Vec<usize> = (0..points.len()).filter(|&i| points[i].energy > 0).collect();
     order.sort_by_key(|&i| (hits[points[i].slot as usize], points[i].position, std::cmp::Reverse(i)));
@@ -373,14 +391,20 @@ fn plan(
             if children.len() >= children_max {
                 break 'fill;
             }
-            children.push(child_of(&mut points[i], i));
+            children.push(child_of(config, &mut points[i], i));
         }
     }
     // Fresh runs first: a generation runs at once, and its order only says which find
     // counts as first; fresh seeds in front keep a sweep's order where the children add nothing.
     let mut specs = Vec::with_capacity(size);
     while specs.len() + children.len() < size {
-        specs.push(RunSpec { index: 0, seed: *next_fresh, entropy: EntropyMode::Seed(*next_fresh), parent: None });
+        specs.push(RunSpec {
+            index: 0,
+            seed: *next_fresh,
+            entropy: EntropyMode::Seed(*next_fresh),
+            strategy: config.strategy,
+            parent: None,
+        });
         *next_fresh = next_fresh.wrapping_add(1);
     }
     specs.extend(children);
@@ -391,7 +415,7 @@ fn plan(
 }
 
 /// The next child of point `p` (index `i`), paid from its energy.
-fn child_of(p: &mut Point, i: usize) -> RunSpec {
+fn child_of(config: &ExploreConfig, p: &mut Point, i: usize) -> RunSpec {
     p.energy -= 1;
     let index = p.stats.children;
     p.stats.children += 1;
@@ -401,7 +425,19 @@ fn child_of(p: &mut Point, i: usize) -> RunSpec {
         index: 0,
         seed,
         entropy: EntropyMode::Branch { prefix: Tape(tape.0[..p.position].to_vec()), seed },
+        strategy: child_strategy(config, p.strategy, p.position, seed),
         parent: Some(i),
+    }
+}
+
+/// The strategy of the child of seed `seed` branched at tape `position` from a parent
+/// that replays its prefix with `parent`: the parent's, or — for a share of the children,
+/// decided by the child's seed — switched to the other strategy at the branch point.
+fn child_strategy(config: &ExploreConfig, parent: StrategyConfig, position: usize, seed: u64) -> StrategyConfig {
+    let switches = parent.switch().is_none() && (seed >> 40) % 100 < u64::from(config.switch_percent);
+    match u32::try_from(position) {
+        Ok(at) if switches => parent.switched_at(at),
+        _ => parent,
     }
 }
 
@@ -498,6 +534,30 @@ mod tests {
             let (_, specs) = explored(&none);
             assert!(specs[8..16].iter().all(|s| s.parent != Some(sometimes)));
         }
+    }
+
+    #[test]
+    fn a_share_of_children_switch_strategy_at_their_branch_point_and_their_descendants_keep_it() {
+        let config = ExploreConfig { runs: 400, fresh_decay_runs: 0, switch_percent: 50, ..ExploreConfig::default() };
+        let (_, specs) = explored(&config);
+        let fresh: Vec<_> = specs.iter().filter(|s| s.parent.is_none()).collect();
+        assert!(fresh.iter().all(|s| s.strategy == StrategyConfig::Random), "fresh runs schedule as a sweep's");
+        let children: Vec<_> = specs.iter().filter(|s| s.parent.is_some()).collect();
+        let switched = children.iter().filter(|s| s.strategy.switch().is_some()).count();
+        // Half of the children of unswitched lineages switch, and a switched lineage's
+        // children all keep it: more than half in all, not every one.
+        assert!(switched * 2 > children.len() && switched < children.len(), "{switched} of {}", children.len());
+        for child in &children {
+            let EntropyMode::Branch { prefix, .. } = &child.entropy else { panic!("a child branches") };
+            if let Some((at, then)) = child.strategy.switch() {
+                // The fake program's marks lie within its first draws, so every switch is made
+                // at the child's own branch point or inherited from within its prefix.
+                assert!(at as usize <= prefix.len() && then == StrategyConfig::PCT_DEFAULT, "{child:?}");
+            }
+        }
+        let none = ExploreConfig { switch_percent: 0, ..config };
+        let (_, specs) = explored(&none);
+        assert!(specs.iter().all(|s| s.strategy == StrategyConfig::Random));
     }
 
     #[test]

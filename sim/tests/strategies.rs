@@ -14,7 +14,9 @@
 use std::time::Instant;
 
 use sutra_sim_core::executor::{self as sim, yield_now};
-use sutra_sim_core::{simulate, Check, Checker, CheckerKind, Event, EventKind, RunConfig, StrategyConfig, Verdict};
+use sutra_sim_core::{
+    simulate, Check, Checker, CheckerKind, EntropyMode, Event, EventKind, Outcome, RunConfig, StrategyConfig, Verdict,
+};
 
 /// Steps A takes between opening and closing its window.
 const A_STEPS: u32 = 30;
@@ -28,6 +30,9 @@ const NOISE_STEPS: u32 = 10;
 const HORIZON: u32 = A_STEPS + B_STEPS + NOISE_TASKS * NOISE_STEPS;
 /// Seeds per strategy.
 const SEEDS: u64 = 500;
+/// PCT's bound for this bug is about ½ × A_STEPS / HORIZON = 12.5% at depth 2; leave room
+/// below it, but far above anything a random walk reaches.
+const PCT_FLOOR: f64 = 0.05;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 enum Ev {
@@ -78,8 +83,13 @@ impl Checker<Ev, ()> for NotInsideTheWindow {
 fn run(seed: u64, strategy: StrategyConfig) -> Verdict {
     let mut config = RunConfig::seeded(seed);
     config.strategy = strategy;
+    outcome(&config).verdict
+}
+
+/// One run of the program under `config`.
+fn outcome(config: &RunConfig) -> Outcome<Ev> {
     let checkers: Vec<Box<dyn Checker<Ev, ()>>> = vec![Box::new(NotInsideTheWindow::default())];
-    simulate(&config, checkers, |tracer| {
+    simulate(config, checkers, |tracer| {
         let a = tracer.clone();
         sim::spawn("a", async move {
             a.emit(Ev::WindowOpened);
@@ -103,7 +113,6 @@ fn run(seed: u64, strategy: StrategyConfig) -> Verdict {
             });
         }
     })
-    .verdict
 }
 
 /// Fraction of seeds `0..SEEDS` in which the bug was found.
@@ -135,9 +144,6 @@ fn pct_finds_a_depth_two_ordering_bug_far_more_often_than_a_random_walk() {
         pct3 * 100.0,
         start.elapsed()
     );
-    // PCT's bound for this bug is about ½ × A_STEPS / HORIZON = 12.5% at depth 2; leave
-    // room below it, but far above anything a random walk reaches.
-    const PCT_FLOOR: f64 = 0.05;
     for (label, pct) in [("pct:2", pct2), ("pct:3", pct3)] {
         assert!(pct >= PCT_FLOOR, "{label} found the bug in only {:.1}% of seeds", pct * 100.0);
         assert!(pct >= 3.0 * random, "{label} ({pct}) is not far above random ({random})");
@@ -152,4 +158,39 @@ fn the_checker_fires_and_a_failing_seed_fails_again() {
     let strategy = StrategyConfig::Pct { depth: 2, horizon: HORIZON };
     let seed = (0..SEEDS).find(|&seed| !run(seed, strategy).is_pass()).expect("some seed finds the bug");
     assert!(matches!(run(seed, strategy), Verdict::Violation { .. }));
+}
+
+#[test]
+fn a_run_that_turns_from_the_random_walk_to_pct_early_finds_the_bug_like_pct() {
+    // Exploration's children switch strategy at their branch point; switched a few draws
+    // in, before A's window opens, PCT's priorities (given to the live tasks at the switch)
+    // and its change point do the work.
+    let switched = StrategyConfig::RandomThenPct { at: 2, depth: 2, horizon: HORIZON };
+    let rate = hit_rate(switched);
+    assert!(rate >= PCT_FLOOR, "{} found the bug in only {:.1}% of seeds", switched.label(), rate * 100.0);
+    // And the other way: PCT until the start, the random walk after it, misses it like the
+    // random walk does.
+    let back = StrategyConfig::PctThenRandom { depth: 2, horizon: HORIZON, at: 0 };
+    assert!(hit_rate(back) < 0.01, "{} behaves like the random walk", back.label());
+}
+
+#[test]
+fn a_switched_run_is_the_plain_run_up_to_its_switch_and_its_tape_replays_it() {
+    let mut differ = 0;
+    for seed in 0..20 {
+        let plain = outcome(&RunConfig::seeded(seed));
+        let at = (plain.tape.len() / 2) as u32;
+        let switched = StrategyConfig::RandomThenPct { at, depth: 2, horizon: HORIZON };
+        let config = RunConfig { strategy: switched, ..RunConfig::seeded(seed) };
+        let first = outcome(&config);
+        // The schedule is the random walk's until the switch: the same draws.
+        let n = at as usize;
+        assert_eq!(plain.tape.0[..n], first.tape.0[..n], "seed {seed}: the same draws before the switch");
+        // The switch is made by tape position, so the recorded tape replays the run.
+        let again = outcome(&RunConfig { entropy: EntropyMode::Tape(first.tape.clone()), ..config });
+        assert_eq!(again.fingerprint, first.fingerprint, "seed {seed}: the switched run replays");
+        assert_eq!(again.verdict, first.verdict);
+        differ += usize::from(first.tape != plain.tape);
+    }
+    assert!(differ > 10, "after the switch the schedule is PCT's, not the walk's: {differ} of 20 differ");
 }

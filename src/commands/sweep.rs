@@ -205,7 +205,7 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
         report.exploration = Some(exploration);
         // A grown run has no seed that replays it alone: until its reproducer is saved,
         // the way back to it is the exploration itself.
-        for failure in report.failures.iter_mut().filter(|f| f.tape.is_some()) {
+        for failure in report.failures.iter_mut().filter(|f| f.grown.is_some()) {
             failure.replay = explore::rerun_command(&plan, &a.scenario);
         }
     }

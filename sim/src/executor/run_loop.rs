@@ -65,6 +65,9 @@ impl Executor {
             if s.hang.is_some() || s.finished || s.live_work == 0 || s.ready.is_empty() {
                 return s.step_without_poll();
             }
+            if s.entropy.draws() >= s.switch_at {
+                s.switch_strategy();
+            }
             let State { ready, strategy, entropy, .. } = &mut *s;
             // One ready task is a forced choice: no draw, and the strategy's step count
             // does not move.

@@ -70,6 +70,11 @@ pub(super) struct State {
     pub(super) nodes: Vec<Node>,
     pub(super) entropy: Entropy,
     pub(super) strategy: Scheduler,
+    /// A switched strategy's switch: the first step at or after this many draws hands the
+    /// schedule to `switch_to` ([`State::switch_strategy`]); `usize::MAX` for none.
+    pub(super) switch_at: usize,
+    /// The strategy after the switch.
+    pub(super) switch_to: StrategyConfig,
     /// The task being polled.
     pub(super) current: Option<TaskId>,
     /// Count of live non-daemon tasks; the run is finished when it reaches zero.
@@ -92,6 +97,10 @@ impl State {
     /// A fresh world drawing from `entropy` and scheduling with `strategy`: time zero, no
     /// task, and only the world node.
     pub(super) fn new(mut entropy: Entropy, strategy: StrategyConfig) -> State {
+        let (switch_at, switch_to) = match strategy.switch() {
+            Some((at, then)) => (at as usize, then),
+            None => (usize::MAX, StrategyConfig::Random),
+        };
         let strategy = strategy.scheduler(&mut entropy);
         let world = Node {
             name: Rc::from("world"),
@@ -111,6 +120,8 @@ impl State {
             nodes: vec![world],
             entropy,
             strategy,
+            switch_at,
+            switch_to,
             current: None,
             live_work: 0,
             polls: 0,
@@ -120,5 +131,22 @@ impl State {
             finished: false,
             marks: None,
         }
+    }
+}
+
+impl State {
+    /// Hands the schedule to the switched strategy's second half: PCT gives every live task
+    /// a priority (in slot order) and draws its change points over what is left of its
+    /// horizon. Made at a step, so a replay of the run's tape switches at the same step.
+    #[cold]
+    pub(super) fn switch_strategy(&mut self) {
+        self.switch_at = usize::MAX;
+        let live = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(_, slot)| slot.task.is_some())
+            .map(|(i, slot)| TaskId { slot: i as u32, generation: slot.generation });
+        self.strategy = self.switch_to.scheduler_from(self.polls, live, &mut self.entropy);
     }
 }

@@ -24,7 +24,7 @@ pub trait Strategy {
 }
 
 /// A strategy and its parameters, as configured.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum StrategyConfig {
     /// Uniform among ready tasks.
@@ -39,6 +39,25 @@ pub enum StrategyConfig {
         /// observed run lengths ([`fit_horizon`]) by whoever runs it, and falls back to
         /// [`StrategyConfig::FALLBACK_HORIZON`] where no one did.
         horizon: u32,
+    },
+    /// The random walk until the run has made `at` draws, then PCT (exploration's children
+    /// switch strategy at their branch point, [`StrategyConfig::switched_at`]).
+    RandomThenPct {
+        /// The tape position of the switch: the first step at or after it runs PCT.
+        at: u32,
+        /// PCT's depth after the switch.
+        depth: u32,
+        /// PCT's horizon for the whole run (change points fall in what is left of it).
+        horizon: u32,
+    },
+    /// PCT until the run has made `at` draws, then the random walk.
+    PctThenRandom {
+        /// PCT's depth before the switch.
+        depth: u32,
+        /// PCT's horizon.
+        horizon: u32,
+        /// The tape position of the switch: the first step at or after it runs the random walk.
+        at: u32,
     },
 }
 
@@ -68,12 +87,81 @@ impl StrategyConfig {
             StrategyConfig::Pct { depth, horizon: Self::AUTO_HORIZON } => {
                 StrategyConfig::Pct { depth, horizon: fit().max(1) }
             }
+            StrategyConfig::RandomThenPct { at, depth, horizon: Self::AUTO_HORIZON } => {
+                StrategyConfig::RandomThenPct { at, depth, horizon: fit().max(1) }
+            }
+            StrategyConfig::PctThenRandom { depth, horizon: Self::AUTO_HORIZON, at } => {
+                StrategyConfig::PctThenRandom { depth, horizon: fit().max(1), at }
+            }
             other => other,
         }
     }
 
-    /// Parses `random`, `pct`, or `pct:D` / `pct:D:H`.
+    /// The strategy a run starts with: itself, or the first of a switched pair.
+    pub fn first(self) -> StrategyConfig {
+        match self {
+            StrategyConfig::RandomThenPct { .. } => StrategyConfig::Random,
+            StrategyConfig::PctThenRandom { depth, horizon, .. } => StrategyConfig::Pct { depth, horizon },
+            plain => plain,
+        }
+    }
+
+    /// For a switched strategy: the tape position of the switch and the strategy after it.
+    pub fn switch(self) -> Option<(u32, StrategyConfig)> {
+        match self {
+            StrategyConfig::RandomThenPct { at, depth, horizon } => Some((at, StrategyConfig::Pct { depth, horizon })),
+            StrategyConfig::PctThenRandom { at, .. } => Some((at, StrategyConfig::Random)),
+            _ => None,
+        }
+    }
+
+    /// This strategy until tape position `at`, then the other one: the random walk turns
+    /// to PCT ([`StrategyConfig::PCT_DEFAULT`], its horizon fitted), PCT to the random walk.
+    /// A strategy that already switches keeps its one switch (a lineage switches once).
+    pub fn switched_at(self, at: u32) -> StrategyConfig {
+        match self {
+            StrategyConfig::Random => {
+                let StrategyConfig::Pct { depth, horizon } = Self::PCT_DEFAULT else { unreachable!() };
+                StrategyConfig::RandomThenPct { at, depth, horizon }
+            }
+            StrategyConfig::Pct { depth, horizon } => StrategyConfig::PctThenRandom { depth, horizon, at },
+            switched => switched,
+        }
+    }
+
+    /// What a branch of a run of this strategy, cut at tape position `position`, replays
+    /// its prefix with: the whole strategy if its switch lies within the prefix (the switch
+    /// is part of the world the prefix rebuilds), else only the first strategy.
+    pub fn as_of(self, position: u32) -> StrategyConfig {
+        match self.switch() {
+            Some((at, _)) if at > position => self.first(),
+            _ => self,
+        }
+    }
+
+    /// Parses `random`, `pct`, or `pct:D` / `pct:D:H`; a switched strategy as
+    /// `FIRST>THEN@AT` (`random>pct:3:auto@120`, `pct:3:40>random@120`), as exploration
+    /// records its children.
     pub fn parse(text: &str) -> Result<StrategyConfig, String> {
+        if let Some((pair, at)) = text.split_once('@') {
+            let at: u32 = at.parse().map_err(|_| format!("switch position {at:?} is not a number"))?;
+            let Some((first, then)) = pair.split_once('>') else {
+                return Err(format!("a switched strategy is FIRST>THEN@AT, not {text:?}"));
+            };
+            return match (Self::parse_plain(first)?, Self::parse_plain(then)?) {
+                (StrategyConfig::Random, StrategyConfig::Pct { depth, horizon }) => {
+                    Ok(StrategyConfig::RandomThenPct { at, depth, horizon })
+                }
+                (StrategyConfig::Pct { depth, horizon }, StrategyConfig::Random) => {
+                    Ok(StrategyConfig::PctThenRandom { depth, horizon, at })
+                }
+                _ => Err(format!("a run switches between random and pct, not {text:?}")),
+            };
+        }
+        Self::parse_plain(text)
+    }
+
+    fn parse_plain(text: &str) -> Result<StrategyConfig, String> {
         let mut parts = text.split(':');
         match (parts.next(), parts.next(), parts.next(), parts.next()) {
             (Some("random"), None, None, None) => Ok(StrategyConfig::Random),
@@ -106,17 +194,35 @@ impl StrategyConfig {
             StrategyConfig::Random => "random".into(),
             StrategyConfig::Pct { depth, horizon: Self::AUTO_HORIZON } => format!("pct:{depth}:auto"),
             StrategyConfig::Pct { depth, horizon } => format!("pct:{depth}:{horizon}"),
+            switched => {
+                let (at, then) = switched.switch().expect("only switched strategies are left");
+                format!("{}>{}@{at}", switched.first().label(), then.label())
+            }
         }
     }
 
-    /// Builds the strategy as a [`Scheduler`], drawing its initial decisions from `entropy`.
+    /// Builds the strategy a run starts with ([`StrategyConfig::first`]) as a
+    /// [`Scheduler`], drawing its initial decisions from `entropy`. The executor makes the
+    /// switch of a switched strategy itself ([`StrategyConfig::scheduler_from`]).
     pub fn scheduler(&self, entropy: &mut Entropy) -> Scheduler {
-        match *self {
-            StrategyConfig::Random => Scheduler::Random(RandomWalk),
+        self.first().scheduler_from(0, std::iter::empty(), entropy)
+    }
+
+    /// Builds this plain strategy as a [`Scheduler`] that takes over a run after `polls`
+    /// polls, with `live` tasks alive (in slot order): PCT gives each a priority, as if just
+    /// spawned, and draws its change points over what is left of the horizon.
+    pub fn scheduler_from(&self, polls: u64, live: impl Iterator<Item = TaskId>, entropy: &mut Entropy) -> Scheduler {
+        match self.first() {
             StrategyConfig::Pct { depth, horizon } => {
                 let horizon = if horizon == Self::AUTO_HORIZON { Self::FALLBACK_HORIZON } else { horizon };
-                Scheduler::Pct(Pct::new(depth, horizon, entropy))
+                let left = u64::from(horizon).saturating_sub(polls).max(1) as u32;
+                let mut pct = Pct::new(depth, left, entropy);
+                for task in live {
+                    pct.on_spawn(task, entropy);
+                }
+                Scheduler::Pct(pct)
             }
+            _ => Scheduler::Random(RandomWalk),
         }
     }
 }
@@ -153,5 +259,44 @@ impl Strategy for Scheduler {
             Scheduler::Random(s) => s.pick(ready, entropy),
             Scheduler::Pct(s) => s.pick(ready, entropy),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_switched_strategy_reads_back_from_its_label() {
+        for text in ["random", "pct:3:auto", "pct:2:40", "random>pct:3:auto@120", "pct:2:40>random@7"] {
+            let parsed = StrategyConfig::parse(text).unwrap();
+            assert_eq!(parsed.label(), text);
+            assert_eq!(StrategyConfig::parse(&parsed.label()), Ok(parsed));
+        }
+        for bad in ["random>random@3", "pct>pct@3", "random>pct", "random>pct@x", "random@3"] {
+            assert!(StrategyConfig::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_lineage_switches_once_and_a_branch_before_the_switch_replays_the_first_strategy_only() {
+        let random = StrategyConfig::Random;
+        let switched = random.switched_at(100);
+        assert_eq!(
+            switched,
+            StrategyConfig::RandomThenPct { at: 100, depth: 3, horizon: StrategyConfig::AUTO_HORIZON }
+        );
+        assert_eq!(switched.switched_at(200), switched, "one switch per lineage");
+        assert_eq!(switched.first(), random);
+        assert_eq!(switched.switch(), Some((100, StrategyConfig::PCT_DEFAULT)));
+        assert_eq!(switched.as_of(99), random, "a prefix that ends before the switch never made it");
+        assert_eq!(switched.as_of(100), switched);
+        let pct = StrategyConfig::Pct { depth: 2, horizon: 50 };
+        assert_eq!(pct.switched_at(5).switch(), Some((5, random)));
+        assert_eq!(pct.switched_at(5).first(), pct);
+        assert_eq!(
+            StrategyConfig::parse("random>pct:3:auto@9").unwrap().with_fitted_horizon(|| 77),
+            StrategyConfig::RandomThenPct { at: 9, depth: 3, horizon: 77 }
+        );
     }
 }
