@@ -177,7 +177,7 @@ pub fn run(
 
 /// The command that re-runs an exploration and saves its failures: a grown run has no
 /// seed that replays it alone, only its reproducer.
-pub fn rerun_command(plan: &SweepPlan, scenario_arg: &str) -> String {
+pub fn rerun_command(plan: &SweepPlan, config: &ExploreConfig, scenario_arg: &str) -> String {
     let mut command =
         format!("sutra-sim explore --scenario {scenario_arg} --runs {} --start {}", plan.count, plan.start);
     if let Some(m) = plan.mutant {
@@ -185,6 +185,9 @@ pub fn rerun_command(plan: &SweepPlan, scenario_arg: &str) -> String {
     }
     if let Some(s) = plan.strategy {
         command.push_str(&format!(" --strategy {}", s.label()));
+    }
+    if config.switch_percent != ExploreConfig::default().switch_percent {
+        command.push_str(&format!(" --switch-percent {}", config.switch_percent));
     }
     command.push_str(" --save-failures DIR");
     command

@@ -10,7 +10,7 @@ use sutra_sim::replay::{replay, Reproduction};
 use sutra_sim::reproducer::Reproducer;
 use sutra_sim::save_failures::{save_failures, SaveFailures};
 use sutra_sim::sweep::{self, SweepPlan};
-use sutra_sim_model::{Mutant, Scenario};
+use sutra_sim_model::{Mutant, RunOptions, Scenario};
 
 mod common;
 
@@ -86,5 +86,41 @@ fn the_explore_command_reports_what_it_grew_and_names_the_way_back_to_a_grown_fa
     assert!(e["marks_reached"].as_u64().unwrap() > 0);
     assert!(e["runs_to_first_failure"].as_u64().is_some());
     let (code, _, err) = common::sutra_sim(&["explore", "--scenario", "smoke", "--runs", "8", "--shard", "0/2"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn a_failure_of_a_child_that_switched_strategy_replays_from_its_file_with_the_switch() {
+    let stop = AtomicBool::new(false);
+    let p = plan(96, 2, Some(Mutant::NoReleaseOnError));
+    let config = sutra_sim_core::explore::ExploreConfig { switch_percent: 100, ..explore::config_for(&p) };
+    let (tally, _, _) = explore::run(&p, &config, &stop, &|_, _| {});
+    let mut report = sweep::report(&p, &tally, std::time::Duration::from_secs(1), false);
+    report.failures.retain(|f| f.grown.as_ref().is_some_and(|g| g.strategy.switch().is_some()));
+    report.failures.truncate(1);
+    assert_eq!(report.failures.len(), 1, "a child that switched to PCT failed among 96 runs");
+    // The switch matters: the same tape under the first strategy alone is another run.
+    let grown = report.failures[0].grown.clone().unwrap();
+    let under = |strategy| {
+        let options = RunOptions {
+            entropy: sutra_sim_core::EntropyMode::Tape(grown.tape.clone()),
+            ..RunOptions::for_seed(0, Some(strategy), p.mutant)
+        };
+        sutra_sim_model::run_with(&p.scenarios[0], &options, Vec::new()).fingerprint
+    };
+    assert_ne!(under(grown.strategy), under(grown.strategy.first()));
+    let dir = common::scratch("explore", "switched-failure");
+    let options = SaveFailures { dir: dir.clone(), shrink: true, jobs: 1, max: 1, deadline: None };
+    save_failures(&p, &mut report, &options, &stop).expect("the directory is writable");
+    let path = report.failures[0].reproducer.clone().expect("the failure was saved");
+    let reproducer = Reproducer::load(std::path::Path::new(&path)).expect("the saved file loads");
+    assert!(reproducer.strategy.label().starts_with("random>pct:3:auto@"), "{}", reproducer.strategy.label());
+    assert!(reproducer.note.contains("shrunk by"), "it was shrunk with its switch: {}", reproducer.note);
+    let replayed = replay(&reproducer, &CheckerSet::built_in(), false).expect("it replays");
+    assert!(matches!(replayed.reproduction, Reproduction::Reproduced), "it replays from the file alone");
+    let (code, _, err) =
+        common::sutra_sim(&["explore", "--scenario", "smoke", "--runs", "8", "--switch-percent", "101"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = common::sutra_sim(&["sweep", "--scenario", "smoke", "--count", "8", "--switch-percent", "10"]);
     assert_eq!(code, 2, "{err}");
 }

@@ -47,6 +47,13 @@
 //! [`ExploreConfig::sometimes_rehits`] more — the first hit's prefix may be the wrong one
 //! (a pause too short to matter), another run's way there gives its children another chance.
 //!
+//! **Strategies mix.** A share of the children ([`ExploreConfig::switch_percent`]) switch
+//! between the random walk and PCT at their branch point: the prefix replays under the
+//! parent's strategy (it must, to rebuild the same world), and from the branch point on the
+//! child schedules with the other one. The switch is a strategy of its own
+//! ([`StrategyConfig::switched_at`]), made by tape position, so a child's tape and strategy
+//! replay it anywhere, and its descendants keep it.
+//!
 //! Within each kind, points are served rarest first: the fewest runs hit their mark (as in FairFuzz's rare
 //! branches; measured, serving by position alone loses most of the gain), then earliest in
 //! their run (a child of an early point has more of its run left to vary; serving the
@@ -112,7 +119,10 @@ pub struct ExploreConfig {
     /// prefix replays under the parent's strategy, and from the branch point on the child
     /// schedules with the other one ([`StrategyConfig::switched_at`]: the random walk turns
     /// to PCT, PCT to the random walk). A lineage switches once; its switch is part of the
-    /// strategy every descendant replays and every reproducer records.
+    /// strategy every descendant replays and every reproducer records. Off by default:
+    /// measured at 25% over 21 starts, `commit-retry-accepts-free-row` went from 614 to 528
+    /// runs but `queued-copy-acked` from 227 to 308 (pull-workers), the old mutants stayed
+    /// put, and signatures in 10,000 runs moved +2% (smoke) and −4% (swarm).
     pub switch_percent: u32,
 }
 

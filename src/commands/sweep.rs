@@ -82,6 +82,10 @@ pub struct SweepArgs {
     /// scenario, `--start` the first fresh seed). Same report, plus what the exploration did.
     #[arg(long)]
     pub explore: bool,
+    /// With `--explore`: the share of children, in percent, that switch between the random
+    /// walk and PCT at their branch point (default: the explorer's).
+    #[arg(long, value_name = "PERCENT")]
+    pub switch_percent: Option<u32>,
 }
 
 /// The arguments of `sutra-sim explore`: `sweep --explore` with `--runs` for the budget.
@@ -148,6 +152,12 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
             "--shard splits a range of seeds; an exploration is one search (give each job its own --start)".into(),
         ));
     }
+    if a.switch_percent.is_some() && !a.explore {
+        return Err(Usage("--switch-percent is a share of an exploration's children; give --explore".into()));
+    }
+    if a.switch_percent.is_some_and(|p| p > 100) {
+        return Err(Usage(format!("--switch-percent {} is over 100", a.switch_percent.unwrap_or(0))));
+    }
     if a.explore && recheck_ppm > 0 {
         return Err(Usage("--check-determinism re-runs seeds of a plain sweep; not with --explore".into()));
     }
@@ -179,8 +189,12 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
             bar.set_message(format!("{failing} failing"));
         }
     };
+    let mut explore_config = explore::config_for(&plan);
+    if let Some(percent) = a.switch_percent {
+        explore_config.switch_percent = percent;
+    }
     let (tally, early, exploration) = if a.explore {
-        let (tally, exploration, early) = explore::run(&plan, &explore::config_for(&plan), stop, &progress);
+        let (tally, exploration, early) = explore::run(&plan, &explore_config, stop, &progress);
         (tally, early, Some(exploration))
     } else {
         let (tally, early) = sweep::run_checked(&plan, recheck_ppm, stop, &progress);
@@ -206,7 +220,7 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
         // A grown run has no seed that replays it alone: until its reproducer is saved,
         // the way back to it is the exploration itself.
         for failure in report.failures.iter_mut().filter(|f| f.grown.is_some()) {
-            failure.replay = explore::rerun_command(&plan, &a.scenario);
+            failure.replay = explore::rerun_command(&plan, &explore_config, &a.scenario);
         }
     }
     if report.seeds_run == 0 && signals::interrupted_exit_code().is_none() {
