@@ -37,6 +37,9 @@ pub struct ScenarioExploration {
     pub runs: u64,
     /// Of which fresh seeds (the others are branches of earlier runs).
     pub fresh_runs: u64,
+    /// Of which children that switched strategy at a branch point (`--switch-percent`).
+    #[serde(default)]
+    pub switched_runs: u64,
     /// Generations processed.
     pub generations: u64,
     /// Distinct coverage marks (bitmap slots) reached by any run.
@@ -65,6 +68,7 @@ impl ScenarioExploration {
             scenario: scenario.to_string(),
             runs: stats.runs,
             fresh_runs: stats.fresh_runs,
+            switched_runs: stats.switched_runs,
             generations: stats.generations,
             marks_reached: stats.marks_reached,
             sometimes_marks: stats.sometimes_reached,
@@ -88,10 +92,11 @@ impl ExplorationReport {
         let mut out = String::new();
         for s in &self.scenarios {
             out.push_str(&format!(
-                "  explored {}: {} runs ({} fresh) in {} generations; {} marks ({} sometimes), {} branch points ({} branched, {} children of sometimes-marks); first failure {}\n",
+                "  explored {}: {} runs ({} fresh, {} switched strategy) in {} generations; {} marks ({} sometimes), {} branch points ({} branched, {} children of sometimes-marks); first failure {}\n",
                 s.scenario,
                 s.runs,
                 s.fresh_runs,
+                s.switched_runs,
                 s.generations,
                 s.marks_reached,
                 s.sometimes_marks,

@@ -39,6 +39,7 @@ fn an_exploration_is_the_same_on_one_thread_and_on_two() {
     assert_eq!(tally.seeds_run, 48);
     let smoke = &report.scenarios[0];
     assert!(smoke.branched > 0 && smoke.fresh_runs < 48, "it grew some runs: {smoke:?}");
+    assert_eq!(smoke.switched_runs, 0, "strategies mix only on request");
 }
 
 #[test]
@@ -94,7 +95,9 @@ fn a_failure_of_a_child_that_switched_strategy_replays_from_its_file_with_the_sw
     let stop = AtomicBool::new(false);
     let p = plan(96, 2, Some(Mutant::NoReleaseOnError));
     let config = sutra_sim_core::explore::ExploreConfig { switch_percent: 100, ..explore::config_for(&p) };
-    let (tally, _, _) = explore::run(&p, &config, &stop, &|_, _| {});
+    let (tally, exploration, _) = explore::run(&p, &config, &stop, &|_, _| {});
+    let e = &exploration.scenarios[0];
+    assert!(e.switched_runs > 0 && e.switched_runs <= e.runs - e.fresh_runs, "{e:?}");
     let mut report = sweep::report(&p, &tally, std::time::Duration::from_secs(1), false);
     report.failures.retain(|f| f.grown.as_ref().is_some_and(|g| g.strategy.switch().is_some()));
     report.failures.truncate(1);

@@ -197,6 +197,9 @@ pub struct ExploreStats {
     pub runs: u64,
     /// Of which fresh (seeded) runs.
     pub fresh_runs: u64,
+    /// Of which children that switched strategy (at their own branch point or an
+    /// ancestor's; [`ExploreConfig::switch_percent`]).
+    pub switched_runs: u64,
     /// Generations processed.
     pub generations: u64,
     /// Distinct bitmap slots reached by any run.
@@ -272,6 +275,8 @@ pub fn explore<T: Send>(
             stats.runs += 1;
             if spec.parent.is_none() {
                 stats.fresh_runs += 1;
+            } else if spec.strategy.switch().is_some() {
+                stats.switched_runs += 1;
             }
             if summary.failed && stats.first_failure.is_none() {
                 stats.first_failure = Some(spec.index + 1);
