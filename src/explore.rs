@@ -117,7 +117,8 @@ pub fn config_for(plan: &SweepPlan) -> ExploreConfig {
 }
 
 /// Explores every scenario of `plan` in turn with `config` (its `runs` per scenario),
-/// tallying like a sweep. `stop` ends it between generations; `progress(done, failing)`
+/// tallying like a sweep; a time budget is shared out evenly over the scenarios, each
+/// taking what the ones before it left. `stop` ends it between generations; `progress(done, failing)`
 /// is called after each generation. Returns the tally, what the exploration did, and
 /// whether it stopped early. The same for any `plan.jobs`.
 pub fn run(
@@ -152,8 +153,12 @@ pub fn run(
             }
             (summary, result)
         };
+        // A time budget is shared out over the scenarios: scenario `s` ends by its share's
+        // end (what an earlier one left unspent carries over), so the first scenario of
+        // `--scenario all` cannot eat a nightly's whole budget.
+        let share_end = plan.time_budget.map(|b| b.mul_f64((s + 1) as f64 / plan.scenarios.len() as f64));
         let over = || {
-            let over = stop.load(Ordering::Relaxed) || plan.time_budget.is_some_and(|b| started.elapsed() >= b);
+            let over = stop.load(Ordering::Relaxed) || share_end.is_some_and(|end| started.elapsed() >= end);
             early.set(early.get() | over);
             over
         };
@@ -173,7 +178,7 @@ pub fn run(
             &over,
         );
         report.scenarios.push(ScenarioExploration::of(&scenario.name, &stats));
-        if early.get() {
+        if stop.load(Ordering::Relaxed) {
             break;
         }
     }
