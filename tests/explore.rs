@@ -96,6 +96,8 @@ fn a_failure_of_a_child_that_switched_strategy_replays_from_its_file_with_the_sw
     let p = plan(96, 2, Some(Mutant::NoReleaseOnError));
     let config = sutra_sim_core::explore::ExploreConfig { switch_percent: 100, ..explore::config_for(&p) };
     let (tally, exploration, _) = explore::run(&p, &config, &stop, &|_, _| {});
+    let alone = plan(96, 1, Some(Mutant::NoReleaseOnError));
+    assert_eq!(explore::run(&alone, &config, &stop, &|_, _| {}), (tally.clone(), exploration.clone(), false));
     let e = &exploration.scenarios[0];
     assert!(e.switched_runs > 0 && e.switched_runs <= e.runs - e.fresh_runs, "{e:?}");
     let mut report = sweep::report(&p, &tally, std::time::Duration::from_secs(1), false);
