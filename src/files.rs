@@ -185,11 +185,8 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("sutra-sim-files-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        dir
+    fn scratch(name: &str) -> crate::test_scratch::Scratch {
+        crate::test_scratch::Scratch::new(&format!("files-{name}"))
     }
 
     #[test]
@@ -202,7 +199,6 @@ mod tests {
         let leftovers: Vec<_> =
             fs::read_dir(&dir).unwrap().filter(|e| e.as_ref().unwrap().file_name() != "report.json").collect();
         assert!(leftovers.is_empty());
-        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -239,7 +235,6 @@ mod tests {
         assert!(write_atomically(&dangling, b"x").is_err());
         assert!(check_writable(&dangling).is_err());
         assert!(fs::symlink_metadata(&dangling).unwrap().file_type().is_symlink());
-        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -248,7 +243,6 @@ mod tests {
         assert!(write_atomically(&dir, b"x").is_err());
         assert!(check_writable(&dir).unwrap_err().contains("directory"));
         assert!(dir.is_dir());
-        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -258,7 +252,6 @@ mod tests {
         assert!(!dir.join("a").exists(), "nothing is created");
         fs::write(dir.join("file"), b"").unwrap();
         assert!(check_directory_writable(&dir.join("file/sub")).is_err());
-        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -266,6 +259,5 @@ mod tests {
         let dir = scratch("same");
         assert!(same_file(&dir.join("r.json"), &dir.join(".").join("r.json")));
         assert!(!same_file(&dir.join("r.json"), &dir.join("j.xml")));
-        fs::remove_dir_all(&dir).unwrap();
     }
 }

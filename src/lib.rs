@@ -32,6 +32,11 @@ pub mod story;
 pub mod sweep;
 pub mod testing;
 
+/// Scratch directories for the unit tests: the integration tests' helper, one file for both.
+#[cfg(test)]
+#[path = "../tests/common/scratch.rs"]
+mod test_scratch;
+
 pub use sutra_sim_core as core;
 pub use sutra_sim_model as model;
 pub use sutra_sim_shrink as shrink;

@@ -2,6 +2,8 @@
 //! `--skip-checker`, `[run] checkers = [...]`. Unknown names are refused before anything
 //! runs, in one line that lists the known ones, with exit 2.
 
+mod common;
+
 use std::process::Command;
 
 fn sutra_sim(args: &[&str]) -> (i32, String, String) {
@@ -32,8 +34,7 @@ fn an_unknown_checker_on_the_command_line_is_one_line_listing_the_known_ones_and
 
 #[test]
 fn an_unknown_checker_in_a_scenario_file_is_refused_at_load_time_and_nothing_is_written() {
-    let dir = std::env::temp_dir().join(format!("sutra-sim-checker-selection-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("checker-selection", "typo");
     let file = dir.join("typo.toml");
     std::fs::write(
         &file,
@@ -49,7 +50,6 @@ fn an_unknown_checker_in_a_scenario_file_is_refused_at_load_time_and_nothing_is_
         assert!(err.contains(file) && err.contains("\"exits-relase\"") && err.contains("exits-release"), "{err}");
     }
     assert!(!report.exists(), "a refused sweep wrote its report");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

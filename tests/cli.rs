@@ -46,8 +46,7 @@ fn bad_input_is_one_line_naming_it_and_exit_2() {
 
 #[test]
 fn a_malformed_scenario_file_names_file_line_and_key_and_writes_nothing() {
-    let dir = std::env::temp_dir().join(format!("sutra-sim-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("cli", "malformed");
     let file = dir.join("bad.toml");
     std::fs::write(&file, "name = \"bad\"\ndescription = \"x\"\n[topology]\nreplicaz = 2\n").unwrap();
     let report = dir.join("report.json");
@@ -63,7 +62,6 @@ fn a_malformed_scenario_file_names_file_line_and_key_and_writes_nothing() {
     assert_eq!(code, 2);
     assert!(err.contains("bad.toml:4") && err.contains("replicaz"), "{err}");
     assert!(!report.exists());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -83,8 +81,7 @@ fn list_mutants_names_every_mutant() {
 
 #[test]
 fn sweep_reports_are_identical_for_one_and_two_jobs() {
-    let dir = std::env::temp_dir().join(format!("sutra-sim-jobs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("cli", "jobs");
     let read = |jobs: &str| {
         let path = dir.join(format!("r{jobs}.json"));
         let (code, _, _) = sutra_sim(&[
@@ -106,13 +103,11 @@ fn sweep_reports_are_identical_for_one_and_two_jobs() {
         doc
     };
     assert_eq!(read("1"), read("2"));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn malformed_scenarios_unknown_keys_and_negative_durations_exit_2_and_write_nothing() {
-    let dir = std::env::temp_dir().join(format!("sutra-sim-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("cli", "bad");
     for (name, text, needle) in [
         ("malformed.toml", "name = \"m\"\ndescription = \"x\"\n[topology\nreplicas = 2\n", "malformed.toml:3"),
         (
@@ -142,7 +137,6 @@ fn malformed_scenarios_unknown_keys_and_negative_durations_exit_2_and_write_noth
         assert_eq!(err.lines().count(), 1, "{name}: one line: {err}");
         assert!(out.is_empty() && !report.exists() && !junit.exists(), "{name} wrote something");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -157,9 +151,7 @@ fn sweep_help_says_what_count_means_under_shard_and_what_save_failures_saves() {
 
 #[test]
 fn run_sweep_and_shrink_name_a_failing_seed_alike() {
-    let dir = std::env::temp_dir().join(format!("sutra-sim-alike-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("cli", "alike");
     let saves = dir.join("saves");
     let (code, out, _) = sutra_sim(&[
         "sweep",
@@ -205,5 +197,4 @@ fn run_sweep_and_shrink_name_a_failing_seed_alike() {
     let (code, out, _) = sutra_sim(&args);
     assert_eq!(code, 1, "{line}");
     assert!(out.contains(&format!("replay: {line}\n")), "{line}\n{out}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -6,6 +6,8 @@
 //! `cargo test --release --test corpus -- --ignored regenerate_the_corpus` and commit the
 //! new files (see `seeds/README.md`).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -71,8 +73,7 @@ fn every_reproducer_in_seeds_replays_to_its_verdict_and_fingerprint() {
 
 #[test]
 fn the_round_trip_fail_save_replay_gives_the_same_fingerprint() {
-    let dir = std::env::temp_dir().join(format!("sutra-sim-corpus-round-trip-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("corpus", "round-trip");
     for (path, r) in corpus() {
         let outcome = run_tape(&r, &CheckerSet::built_in(), false).unwrap();
         let again = Reproducer::record(&r.scenario, r.seed, r.strategy, r.mutant, &outcome, "round trip");
@@ -84,7 +85,6 @@ fn the_round_trip_fail_save_replay_gives_the_same_fingerprint() {
         assert!(replayed.reproduced(), "{}", failure(&saved, "a saved reproducer did not replay"));
         assert_eq!(replayed.outcome.fingerprint, r.fingerprint, "{}", failure(&path, "fingerprint changed"));
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

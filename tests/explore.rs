@@ -54,7 +54,7 @@ fn a_failure_of_a_grown_run_is_a_reproducer_that_shrinks_and_replays_from_its_fi
     report.failures.truncate(1);
     assert_eq!(report.failures.len(), 1, "a grown run failed among 96 runs of no-release-on-error");
     let dir = common::scratch("explore", "grown-failure");
-    let options = SaveFailures { dir: dir.clone(), shrink: true, jobs: 1, max: 1, deadline: None };
+    let options = SaveFailures { dir: dir.to_path_buf(), shrink: true, jobs: 1, max: 1, deadline: None };
     save_failures(&p, &mut report, &options, &stop).expect("the directory is writable");
     let path = report.failures[0].reproducer.clone().expect("the failure was saved");
     let reproducer = Reproducer::load(std::path::Path::new(&path)).expect("the saved file loads");

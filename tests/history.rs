@@ -15,7 +15,7 @@ mod common;
 use common::{s, sutra_sim};
 
 /// A scratch directory of this file's own for test `name`.
-fn scratch(name: &str) -> std::path::PathBuf {
+fn scratch(name: &str) -> common::Scratch {
     common::scratch("history", name)
 }
 
@@ -108,7 +108,6 @@ fn a_failing_mutant_runs_history_round_trips_and_is_re_checked_from_the_file_alo
     let report = example::check(&text).unwrap();
     let breach = report.breach.expect("the re-check finds the commit the mutant let through");
     assert!(breach.contains("claim was held by nobody"), "{breach}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -122,7 +121,6 @@ fn the_correct_model_passes_the_independent_re_check() {
             assert!(report.commits > 0 && report.breach.is_none(), "{scenario} seed {seed}: {report:?}");
         }
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -151,7 +149,6 @@ fn a_history_that_passed_the_checkers_you_ran_can_still_be_caught_by_your_own_ch
         })
         .count();
     assert!(caught > 0, "no release-before-commit seed in 0..10 passed linear-history and was caught from its history");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -175,7 +172,6 @@ fn a_bad_history_path_exits_2_before_the_run_and_writes_nothing() {
     let (code, _, err) = sutra_sim(&["replay", s(&reproducer), "--history", s(&missing)]);
     assert_eq!(code, 2, "{err}");
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing written");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -193,7 +189,6 @@ fn replay_writes_the_history_of_the_replayed_run() {
     assert_eq!(parsed.header.events, doc["events"].as_u64().unwrap());
     assert_eq!(doc["history"], s(&file));
     assert_eq!(parsed.header.witness_events, parsed.events.len() as u64);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -11,7 +11,7 @@ mod common;
 use common::{s, sutra_sim};
 
 /// A scratch directory of this file's own for test `name`.
-fn scratch(name: &str) -> std::path::PathBuf {
+fn scratch(name: &str) -> common::Scratch {
     common::scratch("safety", name)
 }
 
@@ -45,7 +45,6 @@ fn a_fifo_given_as_the_report_stays_a_fifo_and_the_sweep_exits_2_before_running(
     assert!(err.contains("FIFO"), "{err}");
     assert!(out.is_empty(), "no seed ran: {out}");
     assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO was replaced");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[cfg(unix)]
@@ -62,7 +61,6 @@ fn a_character_device_given_as_the_report_stays_a_device() {
     let (code, _, err) = sutra_sim(&["sweep", "--count", "3", "--report", s(&null), "--junit", s(&dir.join("j.xml"))]);
     assert_eq!(code, 0, "{err}");
     assert!(std::fs::symlink_metadata(&null).unwrap().file_type().is_char_device(), "the device was replaced");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[cfg(unix)]
@@ -78,7 +76,6 @@ fn a_symbolic_link_given_as_the_report_is_followed_and_stays_a_link() {
     assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
     assert_eq!(doc["seeds_run"], 3);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -91,7 +88,6 @@ fn a_bad_junit_path_is_refused_before_anything_is_written() {
     assert!(err.contains("junit.xml") && err.contains("does not exist"), "{err}");
     assert!(out.is_empty());
     assert!(listing(&dir).is_empty(), "wrote {:?}", listing(&dir));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -104,7 +100,6 @@ fn a_missing_report_directory_is_refused_before_the_first_seed() {
     assert_eq!(code, 2, "{err}");
     assert!(out.is_empty() && err.contains("missing"), "{out}{err}");
     assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -124,7 +119,6 @@ fn every_output_path_is_checked_before_the_first_seed() {
         assert!(out.is_empty(), "{args:?}: {out}");
         assert_eq!(listing(&dir), vec!["a-file".to_string()], "{args:?}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -135,7 +129,6 @@ fn the_same_file_for_report_and_junit_is_refused() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--report") && err.contains("--junit"), "{err}");
     assert!(listing(&dir).is_empty());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -163,7 +156,6 @@ fn a_scenario_name_that_is_not_an_identifier_is_refused() {
         assert!(err.contains("name"), "{bad:?}: {err}");
         assert_eq!(listing(&dir), vec!["bad.toml".to_string()], "{bad:?} wrote files");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -190,7 +182,6 @@ fn failures_kept_in_the_report_are_capped_per_checker_with_exact_counts() {
     assert_eq!(kept, sutra_sim::report::FAILURES_KEPT_PER_CHECKER as u64);
     assert_eq!(doc["failures_left_out"].as_u64().unwrap(), failing - kept);
     assert_eq!(doc["failures_by_checker"]["exits-release"].as_u64().unwrap(), failing);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -225,7 +216,6 @@ fn saved_reproducers_are_capped_one_per_checker_first() {
         .collect();
     assert_eq!(saved.len(), 2);
     assert_ne!(saved[0], saved[1], "one per distinct checker first: {saved:?}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -250,7 +240,6 @@ fn interrupted_with(signal: &str) -> (i32, serde_json::Value) {
     assert!(Command::new("kill").args([format!("-{signal}"), child.id().to_string()]).status().unwrap().success());
     let status = child.wait().unwrap();
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
     (status.code().unwrap_or(-1), doc)
 }
 
@@ -289,7 +278,6 @@ fn the_time_budget_covers_shrinking_and_saving_failures() {
     assert!(took < Duration::from_secs(8), "took {took:?}");
     let files = listing(&saves);
     assert!(!files.is_empty() && files.len() <= sutra_sim::save_failures::SAVED_FAILURES_DEFAULT, "{files:?}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[cfg(unix)]
@@ -316,12 +304,11 @@ fn a_second_signal_ends_the_sweep_at_once_with_its_own_code() {
     let status = child.wait().unwrap();
     assert!(matches!(status.code(), Some(130 | 143)), "{status:?}");
     assert!(!report.exists(), "the orderly stop ran to its end: the second signal did not force the exit");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Runs a failing sweep for a second and a half; `sabotage` runs half a second in, while
 /// seeds are running (after every output path was checked).
-fn sweep_then_sabotage(name: &str, extra: &[&str], sabotage: impl FnOnce(&Path)) -> (i32, PathBuf, PathBuf) {
+fn sweep_then_sabotage(name: &str, extra: &[&str], sabotage: impl FnOnce(&Path)) -> (i32, common::Scratch, PathBuf) {
     let dir = scratch(name);
     std::fs::create_dir(dir.join("ci")).unwrap();
     let report = dir.join("r.json");
@@ -355,7 +342,7 @@ fn sweep_then_sabotage(name: &str, extra: &[&str], sabotage: impl FnOnce(&Path))
 
 #[test]
 fn the_json_report_is_written_even_when_saving_the_failures_fails() {
-    let (code, dir, report) = sweep_then_sabotage("save-fails", &["--save-failures", "DIR/saves"], |dir| {
+    let (code, _dir, report) = sweep_then_sabotage("save-fails", &["--save-failures", "DIR/saves"], |dir| {
         // A regular file where the directory was: nothing can be created inside it, even as root.
         std::fs::remove_dir_all(dir.join("saves")).ok();
         std::fs::write(dir.join("saves"), "in the way").unwrap();
@@ -363,7 +350,6 @@ fn the_json_report_is_written_even_when_saving_the_failures_fails() {
     assert_eq!(code, 2, "saving failed, which is an output error");
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert!(doc["violations"].as_u64().unwrap() > 0, "the report holds the sweep's failures");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -376,5 +362,4 @@ fn the_json_report_is_written_even_when_the_junit_file_cannot_be() {
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert!(doc["seeds_run"].as_u64().unwrap() > 0);
     assert!(!dir.join("ci").is_dir());
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -17,8 +17,8 @@ mod common;
 use common::sutra_sim_in;
 
 /// A scratch directory of this file's own for test `name`.
-fn scratch(name: &str) -> std::path::PathBuf {
-    common::scratch("None", name)
+fn scratch(name: &str) -> common::Scratch {
+    common::scratch("readme", name)
 }
 
 #[allow(dead_code)]
@@ -163,7 +163,6 @@ fn the_replay_example_and_the_shrink_walk_through_run_as_shown() {
         assert_eq!(code, code_wanted, "{line}: {out}{err}");
         assert!(out.contains(needle), "{line}: {out}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -14,7 +14,7 @@ mod common;
 use common::sutra_sim;
 
 /// A scratch directory of this file's own for test `name`.
-fn scratch(name: &str) -> std::path::PathBuf {
+fn scratch(name: &str) -> common::Scratch {
     common::scratch("reproducer", name)
 }
 
@@ -65,7 +65,6 @@ fn a_recorded_failure_round_trips_through_its_file() {
     let replayed = replay(&loaded, &CheckerSet::built_in(), false).unwrap();
     assert!(replayed.reproduced());
     assert_eq!(replayed.outcome.fingerprint, r.fingerprint);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -83,7 +82,6 @@ fn saving_never_overwrites_a_different_file() {
     let second = other.save_in(&dir, "r").unwrap();
     assert_eq!(second, dir.join("r-2.toml"));
     assert_eq!(r.save_in(&dir, "r").unwrap(), path, "the same content keeps its name");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -144,7 +142,6 @@ fn a_truncated_reproducer_is_a_clear_error_and_exit_2() {
         assert!(err.contains(&name), "{err}");
     }
     assert_bad_file(replay_text(&dir, "empty.toml", b""), "empty.toml", "not a sutra-sim reproducer");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -173,7 +170,6 @@ fn a_corrupted_reproducer_is_a_clear_error_and_exit_2() {
     assert_bad_file(replay_text(&dir, "unknown.toml", unknown.as_bytes()), "unknown.toml", "sede");
     let impossible = text.replacen("replicas = 1", "replicas = 0", 1);
     assert_bad_file(replay_text(&dir, "zero.toml", impossible.as_bytes()), "zero.toml", "topology.replicas");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -184,7 +180,6 @@ fn a_reproducer_of_another_format_version_is_a_clear_error_and_exit_2() {
     assert_bad_file(replay_text(&dir, "future.toml", future.as_bytes()), "future.toml", "format 99 is not supported");
     let missing = text.replacen("format = 1\n", "", 1);
     assert_bad_file(replay_text(&dir, "none.toml", missing.as_bytes()), "none.toml", "no `format` key");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -207,7 +202,6 @@ fn a_stale_reproducer_is_reported_with_its_fallback_and_never_passes() {
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["status"], "stale");
     assert!(doc["fallback"]["verdict"].is_string());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -257,7 +251,6 @@ fn shrink_makes_a_reproducer_that_replays_to_the_same_checker_and_fingerprint() 
     assert_eq!(code, 1);
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["events_after"], doc["events_before"]);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -319,7 +312,6 @@ fn a_sweep_saves_each_failure_and_its_summary_ends_with_the_replay_command() {
     assert_eq!(code, 1);
     let r = Reproducer::load(&raw.join(format!("smoke-seed-{seed}-routing-as-mutex.toml"))).unwrap();
     assert!(r.origin.is_none() && r.note.contains("--no-shrink"), "{}", r.note);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -337,5 +329,4 @@ fn run_and_replay_write_a_perfetto_timeline() {
         let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert!(!doc["traceEvents"].as_array().unwrap().is_empty());
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -9,7 +9,7 @@ mod common;
 use common::sutra_sim_in;
 
 /// A scratch directory of this file's own for test `name`.
-fn scratch(name: &str) -> std::path::PathBuf {
+fn scratch(name: &str) -> common::Scratch {
     common::scratch("trust", name)
 }
 
@@ -38,7 +38,6 @@ fn a_report_says_what_was_swept() {
     assert_eq!(source["file"], "mine.toml");
     assert_eq!(source["hash"].as_str().unwrap().len(), 16);
     assert!(source["checkers"].as_array().unwrap().iter().any(|c| c == "no-double-resume"));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -68,7 +67,6 @@ fn merge_refuses_a_shard_given_twice_and_reports_a_missing_one() {
     let (code, _, err) = sutra_sim_in(&dir, &["merge", "r0.json", "other.json", "-o", "m2.json"]);
     assert_eq!(code, 2);
     assert!(err.contains("seed range"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -92,7 +90,6 @@ fn a_replay_line_of_a_scenario_file_names_the_file_and_fails_again() {
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     let status = Command::new("sh").arg("-c").arg(replay).current_dir(&dir).env("PATH", path).status().unwrap();
     assert_eq!(status.code(), Some(1), "{replay}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -105,7 +102,6 @@ fn a_seed_range_that_would_wrap_is_refused() {
     assert!(!dir.join("r.json").exists());
     let (code, _, err) = sutra_sim_in(&dir, &["sweep", "--start", &(u64::MAX - 1).to_string(), "--count", "2"]);
     assert_eq!(code, 0, "the last two seeds are a valid range: {err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -144,7 +140,6 @@ fn the_same_failure_shrunk_twice_writes_the_same_bytes() {
         .windows(4)
         .any(|w| w[0].is_ascii_digit() && w[1] == b'.' && w[2].is_ascii_digit() && w[3] == b's');
     assert!(!timed, "{note}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -165,5 +160,4 @@ fn an_edited_scenario_inside_a_reproducer_is_stale_not_corrupt() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.starts_with("STALE"), "{out}{err}");
     assert!(!err.contains("checksum"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -40,7 +40,6 @@ fn variants_json_has_every_variant_with_the_documented_fields_and_exits_0_when_a
             assert!(row["checker"].is_null() && row["reproducer"].is_null(), "{row}");
         }
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -50,7 +49,6 @@ fn variants_exits_1_when_an_unsafe_variant_is_not_caught() {
     let (code, out, _) = sutra_sim_in(&dir, &["variants", "--scenario", "quiet", "--count", "2", "--no-shrink"]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("owner-id-stable-name") && out.contains("NOT AS EXPECTED"), "{out}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

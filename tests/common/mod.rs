@@ -2,7 +2,9 @@
 //! directory. Each test crate uses some of them, so unused ones are allowed.
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+mod scratch;
+
+use std::path::Path;
 use std::process::Command;
 
 /// Runs the binary with `args`: (exit code, stdout, stderr).
@@ -24,12 +26,12 @@ fn output(command: &mut Command) -> (i32, String, String) {
     )
 }
 
-/// An empty directory of its own for test `name` of the test file `area`, in this process.
-pub fn scratch(area: &str, name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sutra-sim-{area}-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+pub use scratch::Scratch;
+
+/// An empty directory of its own for test `name` of the test file `area`, in this process,
+/// removed when the returned guard drops.
+pub fn scratch(area: &str, name: &str) -> Scratch {
+    Scratch::new(&format!("{area}-{name}"))
 }
 
 /// A path as the `&str` a command line takes.

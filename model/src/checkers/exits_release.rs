@@ -96,40 +96,10 @@ impl Checker<ModelEvent, ModelView> for ExitsRelease {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checkers::testing::claims::{granted, owner, row};
     use crate::checkers::testing::{fails, feed};
     use crate::event::WriteKind;
     use crate::ids::{ExecId, ProcessId, ResumePath};
-
-    fn owner() -> OwnerId {
-        OwnerId::lane(ProcessId(1), 0)
-    }
-
-    fn granted(instance: u32, epoch: u64, task: u64) -> ModelEvent {
-        ModelEvent::ClaimGranted {
-            instance: InstanceId(instance),
-            exec: ExecId(epoch as u32),
-            owner: owner(),
-            process: Some(ProcessId(1)),
-            path: ResumePath::Relay,
-            previous: None,
-            stale_age_ns: None,
-            epoch,
-            task: Some(task),
-        }
-    }
-
-    fn row(instance: u32, write: WriteKind, owner: Option<OwnerId>, epoch: u64) -> ModelEvent {
-        ModelEvent::RowWritten {
-            instance: InstanceId(instance),
-            write,
-            by: Some(ExecId(1)),
-            writer: Some(super::tests::owner()),
-            owner,
-            version: 0,
-            epoch,
-            parked: false,
-        }
-    }
 
     #[test]
     fn a_lane_that_moves_on_still_holding_a_claim_fails() {

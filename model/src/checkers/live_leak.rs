@@ -33,6 +33,7 @@ use std::time::Duration;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
+use crate::dense::DenseMap;
 use crate::event::ModelEvent;
 use crate::ids::{InstanceId, ProcessId};
 use crate::spec::RETRY_BACKOFF_MAX;
@@ -50,14 +51,15 @@ struct Grant {
 /// What the checker knows.
 #[derive(Default)]
 pub struct LiveLeak {
-    /// Grants still on their rows: (instance, epoch) → grant.
-    grants: BTreeMap<(InstanceId, u64), Grant>,
+    /// The grant still on each instance's row, with its epoch: at most one, since a grant
+    /// forgets every earlier one of its instance and a row write all but its own epoch's.
+    grants: DenseMap<InstanceId, (u64, Grant)>,
     /// Each task's grants still on their rows.
     by_task: BTreeMap<u64, Vec<(InstanceId, u64)>>,
     /// The last instant each process crashed or was frozen (ns).
-    stopped_ns: BTreeMap<ProcessId, u64>,
+    stopped_ns: DenseMap<ProcessId, u64>,
     /// The instant each process stopped gracefully (ns).
-    exited_ns: BTreeMap<ProcessId, u64>,
+    exited_ns: DenseMap<ProcessId, u64>,
 }
 
 /// The registration.
@@ -81,15 +83,21 @@ pub fn exit_path_bound(view: &ModelView) -> Duration {
 }
 
 impl LiveLeak {
+    /// The grant of `instance` under `epoch`, if it is still on its row.
+    fn grant(&self, instance: InstanceId, epoch: u64) -> Option<&Grant> {
+        self.grants.get(instance).filter(|(e, _)| *e == epoch).map(|(_, grant)| grant)
+    }
+
     /// The execution of every grant `task` holds, except on `except`, ended at `now`.
     fn ended(&mut self, task: u64, except: Option<InstanceId>, now: u64) {
         let Some(held) = self.by_task.get_mut(&task) else { return };
-        held.retain(|key| self.grants.contains_key(key));
-        for key in held.iter() {
-            if Some(key.0) == except {
+        let grants = &mut self.grants;
+        held.retain(|&(instance, epoch)| grants.get(instance).is_some_and(|(e, _)| *e == epoch));
+        for &(instance, epoch) in held.iter() {
+            if Some(instance) == except {
                 continue;
             }
-            if let Some(grant) = self.grants.get_mut(key) {
+            if let Some((_, grant)) = grants.get_mut(instance).filter(|(e, _)| *e == epoch) {
                 grant.ended_ns.get_or_insert(now);
             }
         }
@@ -99,13 +107,13 @@ impl LiveLeak {
     /// its execution ended (or its process stopped gracefully) at least the exit-path bound
     /// earlier, and its process neither crashed nor paused since. `how` says who cleared it.
     fn judge_clear(&self, instance: InstanceId, epoch: u64, now: u64, view: &ModelView, how: &str) -> Check {
-        let Some(grant) = self.grants.get(&(instance, epoch)).copied() else { return Check::Ok };
+        let Some(grant) = self.grant(instance, epoch).copied() else { return Check::Ok };
         let Some(process) = grant.process else { return Check::Ok };
-        let (ended, why) = match self.exited_ns.get(&process) {
+        let (ended, why) = match self.exited_ns.get(process) {
             Some(&exited) => (exited, "stopped gracefully"),
             None => {
                 let Some(ended) = grant.ended_ns else { return Check::Ok };
-                if self.stopped_ns.get(&process).is_some_and(|&stopped| stopped >= ended) {
+                if self.stopped_ns.get(process).is_some_and(|&stopped| stopped >= ended) {
                     return Check::Ok;
                 }
                 (ended, "lived on")
@@ -127,14 +135,8 @@ impl LiveLeak {
     /// Forgets the grants of `instance` other than `keep` (a newer grant, a release, a
     /// commit or a sweep took the row).
     fn row_moved_on(&mut self, instance: InstanceId, keep: Option<u64>) {
-        let stale: Vec<(InstanceId, u64)> = self
-            .grants
-            .range((instance, 0)..=(instance, u64::MAX))
-            .map(|(k, _)| *k)
-            .filter(|(_, epoch)| Some(*epoch) != keep)
-            .collect();
-        for key in stale {
-            self.grants.remove(&key);
+        if self.grants.get(instance).is_some_and(|(epoch, _)| Some(*epoch) != keep) {
+            self.grants.remove(instance);
         }
     }
 }
@@ -167,9 +169,7 @@ impl Checker<ModelEvent, ModelView> for LiveLeak {
         match &event.kind {
             ModelEvent::ClaimGranted { instance, process, epoch, task, stale_age_ns, .. } => {
                 if stale_age_ns.is_some() {
-                    let taken: Vec<u64> =
-                        self.grants.range((*instance, 0)..=(*instance, u64::MAX)).map(|((_, e), _)| *e).collect();
-                    for old in taken {
+                    if let Some(&(old, _)) = self.grants.get(*instance) {
                         let verdict = self.judge_clear(*instance, old, now, view, "a stale claim took over");
                         if verdict != Check::Ok {
                             return verdict;
@@ -181,7 +181,7 @@ impl Checker<ModelEvent, ModelView> for LiveLeak {
                     self.by_task.entry(*t).or_default().push((*instance, *epoch));
                 }
                 self.row_moved_on(*instance, None);
-                self.grants.insert((*instance, *epoch), Grant { task: *task, process: *process, ended_ns: None });
+                self.grants.insert(*instance, (*epoch, Grant { task: *task, process: *process, ended_ns: None }));
             }
             ModelEvent::ClaimRefused { instance, task: Some(t), .. } => self.ended(*t, Some(*instance), now),
             ModelEvent::RowWritten { instance, owner, epoch, .. } => {
@@ -206,40 +206,10 @@ impl Checker<ModelEvent, ModelView> for LiveLeak {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checkers::testing::claims::{granted, owner, row};
     use crate::checkers::testing::{fails, feed};
     use crate::event::WriteKind;
     use crate::ids::{ExecId, OwnerId, ResumePath};
-
-    fn owner() -> OwnerId {
-        OwnerId::lane(ProcessId(1), 0)
-    }
-
-    fn granted(instance: u32, epoch: u64, task: u64) -> ModelEvent {
-        ModelEvent::ClaimGranted {
-            instance: InstanceId(instance),
-            exec: ExecId(epoch as u32),
-            owner: owner(),
-            process: Some(ProcessId(1)),
-            path: ResumePath::Relay,
-            previous: None,
-            stale_age_ns: None,
-            epoch,
-            task: Some(task),
-        }
-    }
-
-    fn row(instance: u32, write: WriteKind, owner: Option<OwnerId>, epoch: u64) -> ModelEvent {
-        ModelEvent::RowWritten {
-            instance: InstanceId(instance),
-            write,
-            by: None,
-            writer: None,
-            owner,
-            version: 0,
-            epoch,
-            parked: false,
-        }
-    }
 
     fn aborted(task: u64) -> ModelEvent {
         ModelEvent::TaskAborted { replica: 0, process: ProcessId(1), lane: 0, task }

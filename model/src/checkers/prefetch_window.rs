@@ -14,11 +14,11 @@
 //! A bug that would still pass: a window exceeded only while duplicates of one message sit
 //! at two consumers, since an ambiguous settle lowers both counts.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
+use crate::dense::DenseMap;
 use crate::event::{millis_text, ModelEvent};
 use crate::ids::{MessageId, ProcessId};
 use crate::view::ModelView;
@@ -27,7 +27,29 @@ use crate::view::ModelView;
 /// the broker's own count).
 #[derive(Default)]
 pub struct PrefetchWindow {
-    unsettled: BTreeMap<ProcessId, BTreeMap<MessageId, u32>>,
+    unsettled: DenseMap<ProcessId, Held>,
+}
+
+/// One consumer's unsettled deliveries: copies by message, and their total. A window
+/// holds a handful of messages (at most the prefetch window, unless the checker is about
+/// to fail), so a short list beats a tree; the total saves summing it on every delivery.
+#[derive(Default)]
+struct Held {
+    total: u32,
+    copies: Vec<(MessageId, u32)>,
+}
+
+impl Held {
+    /// Takes one unsettled copy of `message` out, if there is one.
+    fn settle(&mut self, message: MessageId) {
+        if let Some(at) = self.copies.iter().position(|(m, _)| *m == message) {
+            self.total -= 1;
+            self.copies[at].1 -= 1;
+            if self.copies[at].1 == 0 {
+                self.copies.swap_remove(at);
+            }
+        }
+    }
 }
 
 /// The registration.
@@ -44,13 +66,8 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
 impl PrefetchWindow {
     /// Takes one unsettled copy of `message` out of `consumer`'s window, if it has one.
     fn settle_at(&mut self, consumer: ProcessId, message: MessageId) {
-        if let Some(window) = self.unsettled.get_mut(&consumer) {
-            if let Some(n) = window.get_mut(&message) {
-                *n -= 1;
-                if *n == 0 {
-                    window.remove(&message);
-                }
-            }
+        if let Some(held) = self.unsettled.get_mut(consumer) {
+            held.settle(message);
         }
     }
 
@@ -60,9 +77,13 @@ impl PrefetchWindow {
     pub(crate) fn observe(&mut self, event: &ModelEvent) -> Option<(ProcessId, MessageId, u32)> {
         match event {
             ModelEvent::RelayDelivered { message, process, .. } => {
-                let window = self.unsettled.entry(*process).or_default();
-                *window.entry(*message).or_default() += 1;
-                return Some((*process, *message, window.values().sum()));
+                let held = self.unsettled.get_or_insert_with(*process, Held::default);
+                match held.copies.iter_mut().find(|(m, _)| m == message) {
+                    Some((_, n)) => *n += 1,
+                    None => held.copies.push((*message, 1)),
+                }
+                held.total += 1;
+                return Some((*process, *message, held.total));
             }
             ModelEvent::RelayAcked { message, .. } | ModelEvent::RelayRequeued { message, .. } => self.settle(*message),
             ModelEvent::RelayReclaimed { message, process, .. } => self.settle_at(*process, *message),
@@ -74,10 +95,8 @@ impl PrefetchWindow {
     /// An ack or requeue of `message`: settles one copy at each consumer holding one (one
     /// of them, when there is only one).
     fn settle(&mut self, message: MessageId) {
-        let holders: Vec<ProcessId> =
-            self.unsettled.iter().filter(|(_, w)| w.contains_key(&message)).map(|(p, _)| *p).collect();
-        for consumer in holders {
-            self.settle_at(consumer, message);
+        for held in self.unsettled.values_mut() {
+            held.settle(message);
         }
     }
 }

@@ -67,3 +67,46 @@ pub fn feed_at(checker: &mut dyn Checker<ModelEvent, ModelView>, history: Vec<(u
         other => other,
     }
 }
+
+/// Hand-made store witnesses for the histories of the checkers that follow claims by
+/// task and epoch (`live-leak`, `exits-release`): one lane owner, its grants, its rows.
+pub mod claims {
+    use crate::event::{ModelEvent, WriteKind};
+    use crate::ids::{ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
+
+    /// Lane 0 of process p1: the owner the histories grant claims to.
+    pub fn owner() -> OwnerId {
+        OwnerId::lane(ProcessId(1), 0)
+    }
+
+    /// The store granted [`owner`] the claim on `instance` under `epoch`, asked by lane task
+    /// `task` (execution `epoch`, on the relay path).
+    pub fn granted(instance: u32, epoch: u64, task: u64) -> ModelEvent {
+        ModelEvent::ClaimGranted {
+            instance: InstanceId(instance),
+            exec: ExecId(epoch as u32),
+            owner: owner(),
+            process: Some(ProcessId(1)),
+            path: ResumePath::Relay,
+            previous: None,
+            stale_age_ns: None,
+            epoch,
+            task: Some(task),
+        }
+    }
+
+    /// The store wrote `instance`'s row (`write`): its claim is now `owner`'s (none after a
+    /// release, commit-with-release or sweep), under `epoch`.
+    pub fn row(instance: u32, write: WriteKind, owner: Option<OwnerId>, epoch: u64) -> ModelEvent {
+        ModelEvent::RowWritten {
+            instance: InstanceId(instance),
+            write,
+            by: None,
+            writer: None,
+            owner,
+            version: 0,
+            epoch,
+            parked: false,
+        }
+    }
+}
