@@ -115,7 +115,7 @@ fn a_failure_of_a_child_that_switched_strategy_replays_from_its_file_with_the_sw
     };
     assert_ne!(under(grown.strategy), under(grown.strategy.first()));
     let dir = common::scratch("explore", "switched-failure");
-    let options = SaveFailures { dir: dir.clone(), shrink: true, jobs: 1, max: 1, deadline: None };
+    let options = SaveFailures { dir: dir.to_path_buf(), shrink: true, jobs: 1, max: 1, deadline: None };
     save_failures(&p, &mut report, &options, &stop).expect("the directory is writable");
     let path = report.failures[0].reproducer.clone().expect("the failure was saved");
     let reproducer = Reproducer::load(std::path::Path::new(&path)).expect("the saved file loads");
