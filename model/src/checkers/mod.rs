@@ -7,6 +7,7 @@ pub mod commit_by_owner;
 pub mod commit_once;
 pub mod coverage;
 pub mod eventual_completion;
+pub mod exited_stays_exited;
 pub mod exits_release;
 pub mod faults_applied;
 pub mod lane_contract;
@@ -62,6 +63,7 @@ pub fn built_in() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
         bindings_consistent::spec(),
         prefetch_window::spec(),
         faults_applied::spec(),
+        exited_stays_exited::spec(),
         commit_once::spec(),
         live_leak::spec(),
         eventual_completion::spec(),
