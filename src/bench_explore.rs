@@ -208,6 +208,14 @@ pub fn mutant_benchmark(info: &MutantInfo, starts: usize, jobs: usize) -> Option
 /// from seed 0: by a plain sweep (every run fresh) and by exploration. Same runner, same
 /// marks; only the choice of runs differs.
 pub fn distinct_signatures(scenario: &Scenario, runs: u64, jobs: usize) -> (u64, u64) {
+    let explored = ExploreConfig { runs, ..ExploreConfig::default() };
+    let swept = ExploreConfig { fresh_per_generation: explored.generation, ..explored.clone() };
+    (signatures_reached(scenario, swept, jobs), signatures_reached(scenario, explored, jobs))
+}
+
+/// Distinct abstract-state signatures (state marks) reached by an exploration of
+/// `scenario` under `config`.
+pub fn signatures_reached(scenario: &Scenario, config: ExploreConfig, jobs: usize) -> u64 {
     let checkers = crate::plugin::CheckerSet::built_in();
     let factories = checkers.factories_for(scenario).expect("built-in scenarios resolve");
     let run = |spec: &RunSpec| {
@@ -215,22 +223,15 @@ pub fn distinct_signatures(scenario: &Scenario, runs: u64, jobs: usize) -> (u64,
         let out = sutra_sim_model::run_marked(scenario, &options, factories.iter().map(|f| f()).collect());
         (RunSummary { failed: !out.verdict.is_pass(), marks: out.marks, tape: out.tape }, ())
     };
-    let count = |config: ExploreConfig| {
-        let mut seen = std::collections::BTreeSet::new();
-        explore(
-            &config,
-            jobs,
-            &run,
-            &mut |_, summary, _| {
-                seen.extend(summary.marks.iter().filter(|m| m.kind == MarkKind::State).map(|m| m.slot));
-            },
-            &|| false,
-        );
-        seen.len() as u64
-    };
-    let explored = ExploreConfig { runs, ..ExploreConfig::default() };
-    let swept = ExploreConfig { fresh_per_generation: explored.generation, ..explored.clone() };
-    (count(swept), count(explored))
+    let mut seen = std::collections::BTreeSet::new();
+    explore(
+        &config,
+        jobs,
+        &run,
+        &mut |_, summary, _| seen.extend(summary.marks.iter().filter(|m| m.kind == MarkKind::State).map(|m| m.slot)),
+        &|| false,
+    );
+    seen.len() as u64
 }
 
 /// Checks that a plain sweep through the explorer runs seeds `start..start + runs`, like
