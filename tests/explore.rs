@@ -10,6 +10,7 @@ use sutra_sim::replay::{replay, Reproduction};
 use sutra_sim::reproducer::Reproducer;
 use sutra_sim::save_failures::{save_failures, SaveFailures};
 use sutra_sim::sweep::{self, SweepPlan};
+use sutra_sim_core::explore::ExploreConfig;
 use sutra_sim_model::{Mutant, Scenario};
 
 mod common;
@@ -39,6 +40,18 @@ fn an_exploration_is_the_same_on_one_thread_and_on_two() {
     assert_eq!(tally.seeds_run, 48);
     let smoke = &report.scenarios[0];
     assert!(smoke.branched > 0 && smoke.fresh_runs < 48, "it grew some runs: {smoke:?}");
+}
+
+#[test]
+fn an_exploration_that_settles_is_the_same_on_one_thread_and_on_two() {
+    // Settled after 16 runs, so the settled rules (independent rarity, the above-mean
+    // bonus) plan most of the 64 runs.
+    let stop = AtomicBool::new(false);
+    let config = |jobs| ExploreConfig { settle_after_runs: 16, ..explore::config_for(&plan(64, jobs, None)) };
+    let one = explore::run(&plan(64, 1, None), &config(1), &stop, &|_, _| {});
+    let two = explore::run(&plan(64, 2, None), &config(2), &stop, &|_, _| {});
+    assert_eq!(one, two);
+    assert!(one.1.scenarios[0].branched > 0, "it grew some runs: {:?}", one.1.scenarios[0]);
 }
 
 #[test]
