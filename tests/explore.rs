@@ -10,6 +10,7 @@ use sutra_sim::replay::{replay, Reproduction};
 use sutra_sim::reproducer::Reproducer;
 use sutra_sim::save_failures::{save_failures, SaveFailures};
 use sutra_sim::sweep::{self, SweepPlan};
+use sutra_sim_core::explore::ExploreConfig;
 use sutra_sim_model::{Mutant, RunOptions, Scenario};
 
 mod common;
@@ -40,6 +41,18 @@ fn an_exploration_is_the_same_on_one_thread_and_on_two() {
     let smoke = &report.scenarios[0];
     assert!(smoke.branched > 0 && smoke.fresh_runs < 48, "it grew some runs: {smoke:?}");
     assert_eq!(smoke.switched_runs, 0, "strategies mix only on request");
+}
+
+#[test]
+fn an_exploration_that_settles_is_the_same_on_one_thread_and_on_two() {
+    // Settled after 16 runs, so the settled rules (independent rarity, the above-mean
+    // bonus) plan most of the 64 runs.
+    let stop = AtomicBool::new(false);
+    let config = |jobs| ExploreConfig { settle_after_runs: 16, ..explore::config_for(&plan(64, jobs, None)) };
+    let one = explore::run(&plan(64, 1, None), &config(1), &stop, &|_, _| {});
+    let two = explore::run(&plan(64, 2, None), &config(2), &stop, &|_, _| {});
+    assert_eq!(one, two);
+    assert!(one.1.scenarios[0].branched > 0, "it grew some runs: {:?}", one.1.scenarios[0]);
 }
 
 #[test]
@@ -94,7 +107,7 @@ fn the_explore_command_reports_what_it_grew_and_names_the_way_back_to_a_grown_fa
 fn a_failure_of_a_child_that_switched_strategy_replays_from_its_file_with_the_switch() {
     let stop = AtomicBool::new(false);
     let p = plan(96, 2, Some(Mutant::NoReleaseOnError));
-    let config = sutra_sim_core::explore::ExploreConfig { switch_percent: 100, ..explore::config_for(&p) };
+    let config = ExploreConfig { switch_percent: 100, ..explore::config_for(&p) };
     let (tally, exploration, _) = explore::run(&p, &config, &stop, &|_, _| {});
     let alone = plan(96, 1, Some(Mutant::NoReleaseOnError));
     assert_eq!(explore::run(&alone, &config, &stop, &|_, _| {}), (tally.clone(), exploration.clone(), false));

@@ -12,7 +12,8 @@
 //! **Energy.** Each branch point gets a budget of children when it is made
 //! ([`ExploreConfig::energy_sometimes`] for the first hit of a sometimes-property,
 //! [`ExploreConfig::energy_state`] for a new state signature). A child that reaches a new
-//! mark earns its parent [`ExploreConfig::bonus`] more; a point whose last
+//! mark earns its parent [`ExploreConfig::bonus`] more (once the schedule settles, see
+//! below, only a child that reached at least the mean child's new marks does); a point whose last
 //! [`ExploreConfig::barren_after`] children found nothing new is barren, and its remaining
 //! energy goes back to the fresh runs. The global budget is the number of runs.
 //!
@@ -32,7 +33,7 @@
 //! spends its first runs like a sweep (measured: no old mutant takes more than 1.1× the
 //! sweep's runs), and gives the frontier the budget only once a sweep would have found
 //! what a sweep finds. A long exploration is then almost all children, which is what grows
-//! rare states (distinct state signatures in 10,000 runs ≈ 1.8× a sweep's).
+//! rare states (see the settling below for the figure).
 //!
 //! **A share for sometimes-properties.** A share of each generation's children
 //! ([`ExploreConfig::sometimes_share_percent`]) goes to sometimes-properties, round-robin
@@ -58,6 +59,34 @@
 //! branches; measured, serving by position alone loses most of the gain), then earliest in
 //! their run (a child of an early point has more of its run left to vary; serving the
 //! latest first makes children nearly barren), then newest.
+//!
+//! **Settling: from bugs to coverage.** A bug a sweep can find dies within a few hundred
+//! runs, a deep one within a thousand or so (the benchmarks' medians: old mutants ≤ 94,
+//! the deep ones 227 and 614); a long exploration is for growing state coverage, and the
+//! two want different schedules. So after [`ExploreConfig::settle_after_runs`] runs the
+//! schedule settles, and every run before it is planned exactly as before (no benchmark
+//! median below it moves). From then on:
+//! - rarity counts **independent hits** only: a child replays its parent's tape up to the
+//!   branch, so it reaches every mark its parent reached there again; counted, those
+//!   replays make a point look common after its first child. Before settling this is what
+//!   spreads the children one batch per point, which finds bugs sooner (measured:
+//!   snapshot-across-await took 118 runs under the settled rules from the start, 94 under
+//!   these; queued-copy-acked 251 against 227); after, leaving the replays out is what
+//!   lets a point's bonus pay at all;
+//! - a child earns its parent [`ExploreConfig::bonus_settled`] more only if it reached at
+//!   least as many new marks as the mean child so far — nearly every child reaches some
+//!   new state signature, so "something new" told no point from another — and a new state
+//!   signature gets [`ExploreConfig::energy_state_settled`] children: a few children for
+//!   every point, more for the fertile ones;
+//! - no share of the children is reserved for sometimes-properties any more
+//!   ([`sometimes_quota`]): by then each has had its children, and its points compete by
+//!   rarity like state points (measured: a share falling as `settle_after_runs / runs`
+//!   left swarm at 169,644 signatures, 1.93× a sweep; none after settling, 177,612).
+//!
+//! Measured (distinct state signatures in 10,000 runs, `bench --explore --only signatures`):
+//! smoke 61,562 against a sweep's 29,831 (2.06×), swarm 177,612 against 88,073 (2.02×);
+//! never settling, with the share, 49,517 and 133,361 (1.66×, 1.51×). Every kill median of
+//! `bench --explore` is below 1,000 runs and unchanged.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -87,7 +116,9 @@ pub struct ExploreConfig {
     pub fresh_decay_runs: u64,
     /// Children granted to the first hit of a sometimes-property.
     pub energy_sometimes: u32,
-    /// Children granted to a new state signature.
+    /// Children granted to a new state signature before settling. Measured (10,000 runs, no
+    /// sometimes-share, never settled): 2 gave smoke 50,299 signatures, 3 52,176, 4 54,866,
+    /// 6 55,074, 8 53,697.
     pub energy_state: u32,
     /// Later runs that hit a sometimes-property already reached may each become one more
     /// point of it, up to this many, once every earlier point of it is spent: the first
@@ -95,14 +126,35 @@ pub struct ExploreConfig {
     /// another run's way to the same mark gives its children another chance.
     pub sometimes_rehits: u32,
     /// The share of each generation's children reserved for sometimes-properties, in
-    /// percent (rounded up), served round-robin; what they leave goes to every point.
+    /// percent (rounded up), served round-robin; what they leave goes to every point. None
+    /// once the schedule settles ([`sometimes_quota`]): measured, kept for 10,000 runs it
+    /// cost a tenth of the state signatures (smoke 54,866 → 49,517).
     pub sometimes_share_percent: u32,
     /// Runs made before the share above is reserved (0: from the start). Measured in
     /// pull-workers over 21 starts: a 50% share from run 256 on left the deep mutants at
     /// 470 and 889 runs, a 25% share from the start took them to 227 and 614 while
     /// snapshot-across-await (a sweep's 83) stayed at 94.
     pub sometimes_share_after_runs: u64,
-    /// Children a point earns for each child that reached a new mark.
+    /// Runs after which the schedule settles from finding bugs to growing coverage (0:
+    /// never; see the module doc): from then on no sometimes-share is reserved, rarity
+    /// counts independent hits only, a child earns its
+    /// parent [`ExploreConfig::bonus_settled`] only if it reached at least the mean child's
+    /// new marks, and a new state signature gets [`ExploreConfig::energy_state_settled`].
+    /// Above the slowest benchmark median (commit-retry-accepts-free-row, 614), so that no
+    /// kill figure moves. Measured (10,000 runs): settling after 640 runs gave smoke 69,915
+    /// and swarm 176,171 signatures (2.00× a sweep's, too close), after 1,000 61,562 and
+    /// 177,612.
+    pub settle_after_runs: u64,
+    /// Children granted to a new state signature once settled. Measured (10,000 runs,
+    /// settled from the start, no sometimes-share): 1 gave smoke 61,739 / swarm 173,228
+    /// signatures, 2 gave 63,983 / 184,755, 4 gave 55,875 / 176,738.
+    pub energy_state_settled: u32,
+    /// Children a point earns, once settled, for each child that reached at least as many
+    /// new marks as the mean child so far (within the per-mark budget).
+    pub bonus_settled: u32,
+    /// Children a point earns, before settling, for each child that reached a new mark.
+    /// Measured: for state points it hardly ever pays before settling (a replay makes the
+    /// point common after its first batch), 4 and 8 gave the same signatures.
     pub bonus: u32,
     /// A point whose last this many children reached nothing new is barren.
     pub barren_after: u32,
@@ -139,6 +191,9 @@ impl Default for ExploreConfig {
             sometimes_rehits: 4,
             sometimes_share_percent: 25,
             sometimes_share_after_runs: 0,
+            settle_after_runs: 1_000,
+            energy_state_settled: 2,
+            bonus_settled: 2,
             bonus: 4,
             barren_after: 12,
             children_max_factor: 4,
@@ -186,7 +241,8 @@ pub struct PointStats {
     pub position: usize,
     /// Children run from it.
     pub children: u32,
-    /// Children that reached a new mark.
+    /// Children that earned it a bonus: reached a new mark (once settled, at least as many
+    /// new marks as the mean child).
     pub productive: u32,
 }
 
@@ -267,10 +323,13 @@ pub fn explore<T: Send>(
     let mut sometimes_points: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
     let mut stats = ExploreStats::default();
     let mut next_fresh = config.start;
+    // New marks reached by children, and children: the mean a bonus is judged against.
+    let (mut child_marks, mut child_runs) = (0u64, 0u64);
     while stats.runs < config.runs && !stop() {
         let size = (config.generation as u64).min(config.runs - stats.runs) as usize;
         let specs = plan(config, size, &mut points, &sometimes_points, &hits, &mut next_fresh, stats.runs);
         let results = run_all(&specs, jobs, run);
+        let settled = config.settle_after_runs != 0 && stats.runs >= config.settle_after_runs;
         for (spec, (summary, payload)) in specs.iter().zip(results) {
             stats.runs += 1;
             if spec.parent.is_none() {
@@ -282,10 +341,22 @@ pub fn explore<T: Send>(
                 stats.first_failure = Some(spec.index + 1);
             }
             let mut tape: Option<Arc<Tape>> = None;
-            let mut new_marks = 0;
+            let mut new_marks = 0u64;
+            // A child replays its parent's tape up to the branch, so it reaches every mark its
+            // parent reached there again, at the same position: those are the parent's hits,
+            // not another run's way to the mark. Counted, they made a point look common after
+            // its first child (so a bonus never paid), and a child of a spent sometimes-point
+            // became a later-hit point with its parent's very prefix.
+            let replayed = match &spec.entropy {
+                EntropyMode::Branch { prefix, .. } => prefix.0.len(),
+                _ => 0,
+            };
             for mark in &summary.marks {
-                hits[mark.slot as usize] = hits[mark.slot as usize].saturating_add(1);
                 let (word, bit) = (mark.slot as usize / 64, 1u64 << (mark.slot % 64));
+                if settled && spec.parent.is_some() && mark.position <= replayed && seen[word] & bit != 0 {
+                    continue;
+                }
+                hits[mark.slot as usize] = hits[mark.slot as usize].saturating_add(1);
                 if seen[word] & bit != 0 {
                     // A rehit of a sometimes-property whose points are all spent may
                     // become one more point of it.
@@ -316,6 +387,7 @@ pub fn explore<T: Send>(
                 let tape = tape.get_or_insert_with(|| Arc::new(summary.tape.clone())).clone();
                 let energy = match mark.kind {
                     MarkKind::Sometimes => config.energy_sometimes,
+                    MarkKind::State if settled => config.energy_state_settled,
                     MarkKind::State => config.energy_state,
                 };
                 let position = mark.position.min(summary.tape.len());
@@ -333,11 +405,21 @@ pub fn explore<T: Send>(
             }
             if let Some(parent) = spec.parent {
                 let p = &mut points[parent];
-                if new_marks > 0 {
+                // Nearly every child reaches some new state signature, so "reached something
+                // new" tells no point from another; a child earns its parent more only if it
+                // reached at least as many new marks as the mean child so far.
+                child_marks += new_marks;
+                child_runs += 1;
+                let (earns, bonus) = if settled {
+                    (new_marks > 0 && new_marks * child_runs >= child_marks, config.bonus_settled)
+                } else {
+                    (new_marks > 0, config.bonus)
+                };
+                if earns {
                     p.stats.productive += 1;
                     // The bonus, within the per-mark budget.
                     let left = p.children_max.saturating_sub(p.stats.children + p.energy);
-                    p.energy += config.bonus.min(left);
+                    p.energy += bonus.min(left);
                     p.barren_streak = 0;
                 } else {
                     p.barren_streak += 1;
@@ -381,11 +463,7 @@ fn plan(
     // The reserved share: a sometimes-property reached by many runs is still one of a few
     // dozen rare events, and ranked by hits alone it queued behind thousands of state
     // signatures hit once, so its children never ran.
-    let reserved = if first_index < config.sometimes_share_after_runs {
-        0
-    } else {
-        (children_max * config.sometimes_share_percent as usize).div_ceil(100)
-    };
+    let reserved = sometimes_quota(config, children_max, first_index);
     let mut served: BTreeMap<u32, u32> = sometimes_points
         .iter()
         .map(|(&slot, mine)| (slot, mine.iter().map(|&i| points[i].stats.children).sum()))
@@ -463,6 +541,18 @@ pub fn fresh_share(config: &ExploreConfig, made: u64) -> usize {
     let d = config.fresh_decay_runs;
     let decayed = if d == 0 { 0 } else { (g * d).div_ceil(d + made) };
     (decayed as usize).max(config.fresh_per_generation).min(config.generation)
+}
+
+/// Children reserved for sometimes-properties in a generation of `children` children
+/// planned after `made` runs: [`ExploreConfig::sometimes_share_percent`] of them, rounded
+/// up, from [`ExploreConfig::sometimes_share_after_runs`] until the schedule settles
+/// ([`ExploreConfig::settle_after_runs`]); none before or after.
+pub fn sometimes_quota(config: &ExploreConfig, children: usize, made: u64) -> usize {
+    let settled = config.settle_after_runs != 0 && made >= config.settle_after_runs;
+    if made < config.sometimes_share_after_runs || settled {
+        return 0;
+    }
+    (children * config.sometimes_share_percent as usize).div_ceil(100)
 }
 
 /// Keeps at most `max` points with energy: the oldest state points lose theirs first.
@@ -577,7 +667,9 @@ mod tests {
 
     #[test]
     fn a_later_hit_of_a_spent_sometimes_mark_becomes_a_point_up_to_the_rehits() {
-        let config = ExploreConfig { runs: 2_000, fresh_decay_runs: 0, ..ExploreConfig::default() };
+        // Never settled: the share serves the property's points as they come.
+        let config =
+            ExploreConfig { runs: 2_000, fresh_decay_runs: 0, settle_after_runs: 0, ..ExploreConfig::default() };
         let (stats, _) = explored(&config);
         let sometimes: Vec<_> = stats.points.iter().filter(|p| p.kind == MarkKind::Sometimes).collect();
         assert_eq!(sometimes.len(), 1 + config.sometimes_rehits as usize);
@@ -595,5 +687,88 @@ mod tests {
         assert_eq!(fresh_share(&config, 1_000_000), config.fresh_per_generation);
         let fixed = ExploreConfig { fresh_decay_runs: 0, fresh_per_generation: 3, ..config };
         assert_eq!(fresh_share(&fixed, 0), 3);
+    }
+
+    /// A fake program for bonuses: fresh run `s` reaches a state mark at position 1 and
+    /// draws `s % 2` first; a child whose replayed prefix starts with 0 (a rich lineage)
+    /// reaches three new marks, one whose prefix starts with 1 (a poor one) reaches one.
+    fn rich_and_poor(spec: &RunSpec) -> (RunSummary, ()) {
+        let state = |slot: u64, position| Mark { slot: (slot % 500_000) as u32 + 10, position, kind: MarkKind::State };
+        let (marks, first) = match &spec.entropy {
+            EntropyMode::Branch { prefix, .. } => {
+                let new = if prefix.0[0] == 0 { 3 } else { 1 };
+                ((0..new).map(|k| state(spec.seed.wrapping_add(k), 6)).collect(), prefix.0[0])
+            }
+            _ => (vec![state(spec.seed, 1)], (spec.seed % 2) as u32),
+        };
+        (RunSummary { marks, tape: Tape(vec![first; 8]), failed: false }, ())
+    }
+
+    #[test]
+    fn a_child_that_reaches_more_new_marks_than_the_mean_child_earns_its_parent_more_children() {
+        let config = ExploreConfig { runs: 600, settle_after_runs: 1, ..ExploreConfig::default() };
+        // Each point's lineage, from its children's prefixes.
+        let mut rich = BTreeMap::new();
+        let stats = explore(
+            &config,
+            1,
+            &rich_and_poor,
+            &mut |spec, _, _| {
+                if let (Some(parent), EntropyMode::Branch { prefix, .. }) = (spec.parent, &spec.entropy) {
+                    rich.insert(parent, prefix.0[0] == 0);
+                }
+            },
+            &|| false,
+        );
+        let served = |lineage: bool| -> Vec<&PointStats> {
+            rich.iter().filter(|&(_, &r)| r == lineage).map(|(&i, _)| &stats.points[i]).collect()
+        };
+        // Every child reaches something new, but a poor lineage's children reach less than
+        // the mean child: they earn nothing (but the very first child, which has no mean to
+        // fall short of), and no point of theirs grows past its energy.
+        let poor = served(false);
+        assert!(poor.len() > 10);
+        assert!(poor.iter().filter(|p| p.productive > 0).count() <= 1, "{poor:?}");
+        assert!(poor.iter().all(|p| p.children <= config.energy_state_settled), "{poor:?}");
+        // A rich lineage's children reach more: their points earn more children.
+        let rich = served(true);
+        assert!(rich.iter().any(|p| p.productive > 0 && p.children > config.energy_state_settled), "{rich:?}");
+    }
+
+    #[test]
+    fn a_childs_marks_within_its_replayed_prefix_count_as_no_later_hit() {
+        // Only the first fresh run reaches the sometimes-mark on its own; every child
+        // replays it (position 2, inside its prefix). A replay is the parent's hit, not
+        // another way there, so the mark never gets a second point.
+        let replaying = |spec: &RunSpec| {
+            let reached = spec.parent.is_some() || spec.seed == 0;
+            let marks = if reached { vec![Mark { slot: 1, position: 2, kind: MarkKind::Sometimes }] } else { vec![] };
+            (RunSummary { marks, tape: Tape(vec![0; 4]), failed: false }, ())
+        };
+        let config = ExploreConfig { runs: 2_000, settle_after_runs: 1, ..ExploreConfig::default() };
+        let stats = explore(&config, 1, &replaying, &mut |_, _, _| {}, &|| false);
+        let sometimes: Vec<_> = stats.points.iter().filter(|p| p.kind == MarkKind::Sometimes).collect();
+        assert_eq!(sometimes.len(), 1, "{sometimes:?}");
+        assert!(sometimes[0].children > 0);
+        // Before the schedule settles, a replay counted as a hit, and the children of the
+        // spent point became points of it with the same prefix.
+        let unsettled = ExploreConfig { settle_after_runs: 0, ..config };
+        let stats = explore(&unsettled, 1, &replaying, &mut |_, _, _| {}, &|| false);
+        assert!(stats.points.iter().filter(|p| p.kind == MarkKind::Sometimes).count() > 1);
+    }
+
+    #[test]
+    fn the_sometimes_share_is_reserved_until_the_schedule_settles_and_not_after() {
+        let config = ExploreConfig::default();
+        let settle = config.settle_after_runs;
+        // 25% of 7 children, rounded up.
+        assert_eq!(sometimes_quota(&config, 7, 0), 2);
+        assert_eq!(sometimes_quota(&config, 7, settle - 1), 2);
+        assert_eq!(sometimes_quota(&config, 7, settle), 0);
+        let held = ExploreConfig { sometimes_share_after_runs: 9, ..config.clone() };
+        assert_eq!(sometimes_quota(&held, 7, 8), 0);
+        assert_eq!(sometimes_quota(&held, 7, 9), 2);
+        let never = ExploreConfig { settle_after_runs: 0, ..config };
+        assert_eq!(sometimes_quota(&never, 7, 1_000_000), 2);
     }
 }
