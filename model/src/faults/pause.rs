@@ -48,15 +48,24 @@ pub fn pause_for(world: &Rc<World>, index: u32, node: NodeId, duration: Duration
 }
 
 /// Starts a new process for replica `index` on a fresh node while `old` is frozen; the
-/// old node becomes a zombie that resumes later with its stale owner ids.
+/// old node becomes a zombie that resumes later with its stale owner ids. The slot stays
+/// the frozen process's — node, process and surface — until the replacement boots and
+/// takes it over whole ([`crate::replica::Cluster::begin_process`]): a fault drawn in
+/// between sees a paused replica, not a mix of the replacement's node and the zombie's
+/// process. (A second replacement while one is pending — the old process resumed and froze
+/// again before it booted — is not started.)
 fn start_replacement(world: &Rc<World>, index: u32, old: NodeId) {
+    if world.cluster.replacement_pending(index) {
+        return;
+    }
     let process = world.cluster.slots.borrow()[index as usize].process;
     world.zombies.borrow_mut().push((index, old, process));
     let deps = world.replica_deps();
     let boot: sutra_sim_core::node::BootFn = Rc::new(move |node| crate::replica::boot(&deps, index, node));
     let generation = world.zombies.borrow().len();
+    // The boot only spawns the process's start, which runs after this is recorded.
     let node = executor::add_node(format!("replica-{index}.{generation}"), Some(boot));
-    world.cluster.slots.borrow_mut()[index as usize].node = node;
+    world.cluster.start_replacement(index, node);
 }
 
 /// Resumes a paused node (no-op if it is not paused).
