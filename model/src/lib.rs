@@ -73,12 +73,24 @@ impl RunOptions {
 
 /// Builds the world inside the simulation and returns the checkers' view.
 pub fn setup(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<ModelEvent>) -> ModelView {
+    view_of(&build_world(scenario, mutant, tracer))
+}
+
+/// The checkers' view of `world`. Weak: the view must not keep the world alive.
+fn view_of(world: &World) -> ModelView {
+    ModelView::new(world.ctx.config.clone(), world.store.state()).with_cluster(Rc::downgrade(&world.cluster))
+}
+
+/// Builds the world inside the simulation: its components, replicas and pull workers booting,
+/// the workload, the fault injector and the operator started. The world is kept alive by
+/// its tasks; the caller's handle is for tests.
+fn build_world(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<ModelEvent>) -> Rc<World> {
     let (faults, enabled) = faults::swarm::select(&scenario.faults);
     if scenario.faults.swarm {
         tracer.emit(ModelEvent::SwarmSelected { enabled });
     }
     let config = Rc::new(ctx::Config { scenario: scenario.clone(), faults });
-    let ctx = Rc::new(ctx::Context::new(config.clone(), mutant, tracer.clone()));
+    let ctx = Rc::new(ctx::Context::new(config, mutant, tracer.clone()));
     let broker =
         broker::Broker::new(tracer.clone(), scenario.topology.prefetch, faults::broker::BrokerFaults::new(ctx.clone()));
     let store = store::Store::new(
@@ -113,6 +125,7 @@ pub fn setup(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<ModelE
             node: NodeId::WORLD,
             process: ids::ProcessId(0),
             surface: None,
+            replacement: None,
             skew_ms: 0,
         });
         let node = executor::add_node(format!("replica-{index}"), Some(boot));
@@ -133,8 +146,7 @@ pub fn setup(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<ModelE
     executor::spawn_daemon_on(NodeId::WORLD, "operator", admin::operator(world.clone()));
     executor::spawn_daemon_on(NodeId::WORLD, "broker:liveness", faults::crash::broker_liveness(world.clone()));
     executor::spawn_on(NodeId::WORLD, "driver", workload::drive(world.clone()));
-    // Weak: the view must not keep the world alive.
-    ModelView::new(config, world.store.state()).with_cluster(Rc::downgrade(&world.cluster))
+    world
 }
 
 /// Runs `scenario` once with the given checkers.
@@ -294,6 +306,77 @@ mod tests {
             let verdict = run(&scenario, &RunOptions::seeded(seed)).verdict;
             assert!(matches!(verdict, sutra_sim_core::Verdict::Pass), "seed {seed}: {verdict:?}");
         }
+    }
+
+    /// What the world shows of replica 0's slot at one instant.
+    #[derive(Debug, PartialEq)]
+    struct SlotSeen {
+        node: NodeId,
+        status: sutra_sim_core::NodeStatus,
+        process: ids::ProcessId,
+        surface: Option<ids::ProcessId>,
+        alive_for_faults: bool,
+        process_paused: bool,
+    }
+
+    fn slot_seen(world: &World) -> SlotSeen {
+        let (node, process, surface) = {
+            let slot = &world.cluster.slots.borrow()[0];
+            (slot.node, slot.process, slot.surface.as_ref().map(|s| s.process))
+        };
+        SlotSeen {
+            node,
+            status: executor::node_status(node),
+            process,
+            surface,
+            alive_for_faults: faults::crash::alive_replicas(world).iter().any(|&(i, _)| i == 0),
+            process_paused: world.cluster.process_paused(process),
+        }
+    }
+
+    #[test]
+    fn a_fault_drawn_before_a_paused_replicas_replacement_boots_sees_the_frozen_process_whole() {
+        // Pause replica 0 with a replacement, by hand, in a scenario with no faults of its
+        // own; look at the slot in the same instant (the replacement added, not booted) —
+        // what crash, pause, lease and cancel faults draw from — and once it has booted.
+        let mut scenario = Scenario::built_in("quiet").unwrap();
+        scenario.faults.process_pause.replacement = ratio::Ratio::ALWAYS;
+        let seen: Rc<std::cell::RefCell<Vec<SlotSeen>>> = Default::default();
+        let record = seen.clone();
+        simulate(&RunConfig::seeded(0), Vec::new(), |tracer| {
+            let world = build_world(&scenario, None, tracer);
+            let view = view_of(&world);
+            let record = record.clone();
+            executor::spawn_daemon_on(NodeId::WORLD, "test:pause-with-replacement", async move {
+                executor::sleep(std::time::Duration::from_millis(1)).await;
+                let before = slot_seen(&world);
+                record.borrow_mut().push(before);
+                let node = world.cluster.slots.borrow()[0].node;
+                faults::pause::pause_for(&world, 0, node, || std::time::Duration::from_secs(5));
+                record.borrow_mut().push(slot_seen(&world));
+                executor::sleep(std::time::Duration::from_millis(1)).await;
+                record.borrow_mut().push(slot_seen(&world));
+            });
+            view
+        });
+        let seen = seen.borrow();
+        let [before, window, booted] = &seen[..] else { panic!("three looks at the slot: {seen:?}") };
+        assert_eq!(before.status, sutra_sim_core::NodeStatus::Alive);
+        assert_eq!(before.surface, Some(before.process), "booted: {before:?}");
+        // In the window the slot is still the frozen process's, whole: its node, paused.
+        let frozen = SlotSeen {
+            status: sutra_sim_core::NodeStatus::Paused,
+            alive_for_faults: false,
+            process_paused: true,
+            ..*before
+        };
+        assert_eq!(window, &frozen, "a fault in the window sees one process");
+        // Booted: the replacement's node, process and surface together.
+        assert_ne!(booted.node, before.node);
+        assert!(booted.process > before.process);
+        assert_eq!(booted.surface, Some(booted.process));
+        assert_eq!(booted.status, sutra_sim_core::NodeStatus::Alive);
+        assert!(booted.alive_for_faults && !booted.process_paused);
     }
 
     #[test]

@@ -87,21 +87,12 @@ pub fn maybe_shut_down(world: &Rc<World>) {
     });
 }
 
-/// The replicas whose running process lives on an alive node, with that process's surface.
-/// Right after a paused process's replacement was started, the slot already names the
-/// replacement's node while its process and surface are still the frozen one's until the
-/// replacement boots: such a slot is left out, or a fault drawn for "the replica" would
-/// strike the frozen zombie's lanes from the replacement's node.
+/// The replicas whose running process lives on an alive node, with that process's surface
+/// (a slot names one process at every await point: [`crate::replica::ReplicaSlot`]).
 fn running_surfaces(world: &World) -> Vec<(u32, NodeId, Rc<crate::replica::cluster::ReplicaSurface>)> {
-    let zombies = world.zombies.borrow();
     let slots = world.cluster.slots.borrow();
     super::crash::alive_replicas(world)
         .into_iter()
-        .filter_map(|(index, node)| {
-            let slot = &slots[index as usize];
-            let surface = slot.surface.as_ref().filter(|s| s.process == slot.process)?;
-            let zombie = zombies.iter().any(|&(_, _, p)| p == surface.process);
-            (!zombie).then(|| (index, node, surface.clone()))
-        })
+        .filter_map(|(index, node)| Some((index, node, slots[index as usize].surface.clone()?)))
         .collect()
 }

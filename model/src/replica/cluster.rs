@@ -28,13 +28,22 @@ pub struct ReplicaSurface {
 }
 
 /// One replica identity: its node and the process currently running it.
+///
+/// Invariant: `node`, `process` and `surface` describe one process at every await point —
+/// the node runs (or ran, or will boot again as) `process`, and the surface, once
+/// published, is `process`'s. A replacement started while the process is frozen is
+/// recorded in `replacement` and takes the slot over only when it boots
+/// ([`Cluster::begin_process`]), node, process and surface together: until then the slot is
+/// the frozen process's, and every fault aimed at "the replica" sees it paused.
 pub struct ReplicaSlot {
-    /// The node (a replacement started during a pause gets a new one).
+    /// The node (a replacement started during a pause gets a new one, at its boot).
     pub node: NodeId,
     /// The current process (a new one at every restart).
     pub process: ProcessId,
     /// The running process's surface (lanes, bindings), for the admin API and faults.
     pub surface: Option<Rc<ReplicaSurface>>,
+    /// A replacement's node, started while `process` is frozen and not booted yet.
+    pub replacement: Option<NodeId>,
     /// The clock offset given by the clock-skew fault, in ms.
     pub skew_ms: i64,
 }
@@ -63,14 +72,42 @@ impl Cluster {
         self.slots.borrow()[index as usize].surface.clone()
     }
 
-    /// Registers `process` as replica `index`'s current process; true if it replaces an
-    /// earlier one (a restart).
-    pub fn begin_process(&self, index: u32, process: ProcessId) -> bool {
+    /// Registers `process`, booting on `node`, as replica `index`'s current process; true if
+    /// it replaces an earlier one (a restart or a replacement). A pending replacement's boot
+    /// moves the slot to its node. The caller publishes the new surface before its next
+    /// await ([`Cluster::publish`]), so no one sees the new process with the old surface.
+    pub fn begin_process(&self, index: u32, node: NodeId, process: ProcessId) -> bool {
         let mut slots = self.slots.borrow_mut();
         let slot = &mut slots[index as usize];
         debug_assert!(slot.process < process, "process ids only grow");
+        if slot.node != node {
+            assert_eq!(slot.replacement, Some(node), "only the slot's node or its pending replacement boots");
+            slot.node = node;
+            slot.replacement = None;
+        }
         slot.process = process;
-        slot.surface.is_some()
+        slot.surface.take().is_some()
+    }
+
+    /// True if a process booting on `node` would run replica `index`: the node is the
+    /// slot's, or its pending replacement.
+    pub fn boots_on(&self, index: u32, node: NodeId) -> bool {
+        let slot = &self.slots.borrow()[index as usize];
+        slot.node == node || slot.replacement == Some(node)
+    }
+
+    /// True if replica `index` has a replacement started and not booted yet.
+    pub fn replacement_pending(&self, index: u32) -> bool {
+        self.slots.borrow()[index as usize].replacement.is_some()
+    }
+
+    /// Records `node` as replica `index`'s replacement, started while its process is frozen:
+    /// the slot stays the frozen process's until the replacement boots.
+    pub fn start_replacement(&self, index: u32, node: NodeId) {
+        let mut slots = self.slots.borrow_mut();
+        let slot = &mut slots[index as usize];
+        assert!(slot.replacement.is_none(), "one replacement pending at a time");
+        slot.replacement = Some(node);
     }
 
     /// Publishes the surface of replica `index`'s current process.

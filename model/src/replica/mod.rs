@@ -53,8 +53,13 @@ pub fn boot(deps: &Deps, index: u32, node: NodeId) {
 
 fn start_process(deps: &Deps, index: u32, node: NodeId) {
     let ctx = &deps.ctx;
+    // A node frozen between its restart and its process's start may find, once resumed,
+    // that a replacement took the replica over meanwhile: it starts nothing.
+    if !deps.cluster.boots_on(index, node) {
+        return;
+    }
     let process = ctx.new_process();
-    if deps.cluster.begin_process(index, process) {
+    if deps.cluster.begin_process(index, node, process) {
         ctx.emit(ModelEvent::ReplicaRestarted { replica: index, process });
     }
     let bindings = Bindings::new(ctx.clone(), deps.routing.clone(), process);
