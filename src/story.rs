@@ -420,7 +420,9 @@ pub fn describe(event: &ModelEvent) -> String {
             format!("replica-{replica} stopped gracefully (p{} exits)", process.0)
         }
         E::ReplicaRestarted { replica, process } => format!("replica-{replica} restarted as p{}", process.0),
-        E::ReplicaPaused { replica, process } => format!("REPLICA-{replica} PAUSED (p{} frozen)", process.0),
+        E::ReplicaPaused { replica, process, for_ns } => {
+            format!("REPLICA-{replica} PAUSED (p{} frozen for {})", process.0, millis_text(*for_ns))
+        }
         E::ReplicaResumed { replica, process } => format!("replica-{replica} resumed (p{})", process.0),
         E::ClockSkewed { replica, offset_ms } => format!("replica-{replica} clock skewed by {offset_ms}ms"),
         E::TimeoutSkewed { process, asked_ns, took_ns } => format!(

@@ -344,8 +344,8 @@ pub enum ModelEvent {
     ReplicaCrashed { replica: u32, process: ProcessId },
     /// A replica came back as a new process.
     ReplicaRestarted { replica: u32, process: ProcessId },
-    /// A replica was frozen (for how long: the `FaultInjected` report that follows).
-    ReplicaPaused { replica: u32, process: ProcessId },
+    /// A replica was frozen.
+    ReplicaPaused { replica: u32, process: ProcessId, for_ns: u64 },
     /// A frozen replica carried on.
     ReplicaResumed { replica: u32, process: ProcessId },
     /// A replica's clock was set off the store's.
@@ -570,7 +570,7 @@ impl ModelEvent {
             tag::LANE => Lane { process, component: Component::Bindings, action: LaneAction::Submitted(0), task: None },
             tag::REPLICA_CRASHED => ReplicaCrashed { replica: 0, process },
             tag::REPLICA_RESTARTED => ReplicaRestarted { replica: 0, process },
-            tag::REPLICA_PAUSED => ReplicaPaused { replica: 0, process },
+            tag::REPLICA_PAUSED => ReplicaPaused { replica: 0, process, for_ns: 0 },
             tag::REPLICA_RESUMED => ReplicaResumed { replica: 0, process },
             tag::CLOCK_SKEWED => ClockSkewed { replica: 0, offset_ms: 0 },
             tag::TIMEOUT_SKEWED => TimeoutSkewed { process, asked_ns: 0, took_ns: 0 },

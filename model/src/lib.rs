@@ -352,7 +352,7 @@ mod tests {
                 let before = slot_seen(&world);
                 record.borrow_mut().push(before);
                 let node = world.cluster.slots.borrow()[0].node;
-                faults::pause::pause_for(&world, 0, node, || std::time::Duration::from_secs(5));
+                faults::pause::pause_for(&world, 0, node, std::time::Duration::from_secs(5));
                 record.borrow_mut().push(slot_seen(&world));
                 executor::sleep(std::time::Duration::from_millis(1)).await;
                 record.borrow_mut().push(slot_seen(&world));

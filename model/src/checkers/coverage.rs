@@ -974,7 +974,7 @@ mod tests {
             Situation::OverrideRouted => vec![E::BindingChanged { process: p, instance: i, lane: Some(0) }, grant],
             Situation::SweepInterrupted => vec![
                 E::SweepSelected { by: p, stale: 1, lease_held: true, task: None },
-                E::ReplicaPaused { replica: 0, process: p },
+                E::ReplicaPaused { replica: 0, process: p, for_ns: 20_000_000_000 },
             ],
             Situation::PausedConsumerRedelivered => vec![
                 E::RelayReclaimed { instance: i, message: MessageId(1), process: p, silent: true },
@@ -1049,16 +1049,16 @@ mod tests {
             Situation::FrozeRetryingCommit => aborted_commit(e, p)
                 .into_iter()
                 .map(|(_, ev)| ev)
-                .chain([E::ReplicaPaused { replica: 0, process: p }])
+                .chain([E::ReplicaPaused { replica: 0, process: p, for_ns: 40_000_000_000 }])
                 .collect(),
             Situation::LeaseHolderFrozeBeforeSelect => vec![
                 E::LeaseAcquired { process: p, until_ns: 15_000_000_000, renewal: true, task: None },
-                E::ReplicaPaused { replica: 0, process: p },
+                E::ReplicaPaused { replica: 0, process: p, for_ns: 20_000_000_000 },
             ],
             Situation::ZombieResumedMidStep => vec![
                 dispatched(false),
                 E::StepStarted { instance: i, exec: e, step: 1, slow: true },
-                E::ReplicaPaused { replica: 0, process: p },
+                E::ReplicaPaused { replica: 0, process: p, for_ns: 20_000_000_000 },
                 E::ReplicaRestarted { replica: 0, process: ProcessId(2) },
                 E::ReplicaResumed { replica: 0, process: p },
             ],
@@ -1131,7 +1131,7 @@ mod tests {
     fn a_freeze_counts_while_the_retried_commit_is_pending_on_the_frozen_process_only() {
         use ModelEvent as E;
         let (e, p) = (ExecId(1), ProcessId(1));
-        let paused = |process| (2, E::ReplicaPaused { replica: 0, process });
+        let paused = |process| (2, E::ReplicaPaused { replica: 0, process, for_ns: 1 });
         let run = |events: Vec<(u64, E)>| feed(&mut Coverage::new(Situation::FrozeRetryingCommit, "x"), events);
         let mut frozen = aborted_commit(e, p);
         frozen.push(paused(p));
@@ -1151,7 +1151,7 @@ mod tests {
         let p = ProcessId(1);
         let granted = E::LeaseAcquired { process: p, until_ns: 15_000_000_000, renewal: false, task: None };
         let selected = E::SweepSelected { by: p, stale: 0, lease_held: true, task: None };
-        let paused = |process| E::ReplicaPaused { replica: 0, process };
+        let paused = |process| E::ReplicaPaused { replica: 0, process, for_ns: 20_000_000_000 };
         let run = |events: Vec<E>| {
             let mut c = Coverage::new(Situation::LeaseHolderFrozeBeforeSelect, "x");
             feed(&mut c, events.into_iter().map(|e| (1, e)).collect())
@@ -1168,7 +1168,7 @@ mod tests {
         let dispatched =
             E::Dispatched { instance: i, exec: e, path: ResumePath::Relay, process: p, lane: 0, misrouted: false };
         let started = E::StepStarted { instance: i, exec: e, step: 1, slow: true };
-        let paused = E::ReplicaPaused { replica: 0, process: p };
+        let paused = E::ReplicaPaused { replica: 0, process: p, for_ns: 20_000_000_000 };
         let replaced = E::ReplicaRestarted { replica: 0, process: ProcessId(2) };
         let resumed = E::ReplicaResumed { replica: 0, process: p };
         let ended = E::StepEnded { instance: i, exec: e, error: None };
@@ -1253,7 +1253,7 @@ mod tests {
         use ModelEvent as E;
         let (p, q) = (ProcessId(1), ProcessId(2));
         let selected = |stale| E::SweepSelected { by: p, stale, lease_held: true, task: None };
-        let paused = E::ReplicaPaused { replica: 0, process: p };
+        let paused = E::ReplicaPaused { replica: 0, process: p, for_ns: 1 };
         let other_lease = E::LeaseAcquired { process: q, until_ns: 99, renewal: false, task: None };
         let missed = E::SweepClearMissed { instance: InstanceId(0), by: p, epoch: 1, task: None };
         let run = |events: Vec<E>| {

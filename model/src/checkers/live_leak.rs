@@ -254,7 +254,7 @@ mod tests {
     fn a_dead_or_frozen_owner_s_claim_is_the_sweeper_s_to_clear() {
         for stop in [
             ModelEvent::ReplicaCrashed { replica: 0, process: ProcessId(1) },
-            ModelEvent::ReplicaPaused { replica: 0, process: ProcessId(1) },
+            ModelEvent::ReplicaPaused { replica: 0, process: ProcessId(1), for_ns: 1 },
         ] {
             let mut history = leaked();
             history.push((2_000, stop));

@@ -10,6 +10,7 @@ use sutra_sim_core::NodeStatus;
 
 use super::kind::FaultKind;
 use crate::ctx::FaultGate;
+use crate::streams;
 use crate::world::World;
 
 /// Draws whether the lease holder is hit this tick.
@@ -27,8 +28,8 @@ pub fn maybe_hit_holder(world: &Rc<World>) {
     if crash {
         super::crash::crash(world, index, node);
     } else {
-        let w = world.clone();
-        super::pause::pause_for(world, index, node, move || super::pause::drawn_length(&w));
+        let d = streams::millis_up_to(streams::FAULTS, world.ctx.faults().process_pause.pause_max);
+        super::pause::pause_for(world, index, node, d);
     }
 }
 
@@ -38,8 +39,8 @@ pub fn maybe_hit_holder(world: &Rc<World>) {
 pub fn pause_mid_sweep(world: &Rc<World>, process: crate::ids::ProcessId) {
     let Some((index, node)) = alive_replica_running(world, process) else { return };
     world.ctx.report(FaultKind::Lease, Some(index), Default::default());
-    let w = world.clone();
-    super::pause::pause_for(world, index, node, move || super::pause::drawn_length(&w));
+    let d = streams::millis_up_to(streams::FAULTS, world.ctx.faults().process_pause.pause_max);
+    super::pause::pause_for(world, index, node, d);
 }
 
 /// The replica whose running process is `process`, and its node, if that node is alive.

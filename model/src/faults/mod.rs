@@ -85,7 +85,7 @@ pub fn install_boundary_strike(world: &Rc<World>) {
                 if kill {
                     crash::crash(&world, index as u32, node);
                 } else {
-                    pause::pause_for(&world, index as u32, node, move || pause);
+                    pause::pause_for(&world, index as u32, node, pause);
                 }
             }
             done.send(());

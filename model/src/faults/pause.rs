@@ -25,33 +25,23 @@ pub fn maybe_pause(world: &Rc<World>) {
         return;
     }
     let (index, node) = alive[executor::choose_in(streams::FAULTS, alive.len() as u32) as usize];
-    let w = world.clone();
-    pause_for(world, index, node, move || drawn_length(&w));
+    pause_for(world, index, node, streams::millis_up_to(streams::FAULTS, world.ctx.faults().process_pause.pause_max));
 }
 
-/// A pause's length as the pause fault draws it: uniform up to `process_pause.pause_max`.
-pub fn drawn_length(world: &World) -> Duration {
-    streams::millis_up_to(streams::FAULTS, world.ctx.faults().process_pause.pause_max)
-}
-
-/// Freezes replica `index`, maybe starting a replacement meanwhile; `length` says for how
-/// long. The length is decided by the task that resumes the replica, at its first poll —
-/// after the freeze is witnessed (`ReplicaPaused`; the length follows in `FaultInjected`)
-/// and after the poll that froze it: a run branched at a coverage mark the freeze reached
-/// (a process frozen while retrying a commit, say) draws its own length rather than
-/// inheriting one too short to matter. It is the same draw from the same stream, only a
-/// few polls later at the same instant, so its distribution is unchanged.
-pub fn pause_for(world: &Rc<World>, index: u32, node: NodeId, length: impl FnOnce() -> Duration + 'static) {
+/// Freezes replica `index` for `duration`, maybe starting a replacement meanwhile.
+pub fn pause_for(world: &Rc<World>, index: u32, node: NodeId, duration: Duration) {
     let process = world.cluster.slots.borrow()[index as usize].process;
     executor::pause(node);
-    world.ctx.tracer.emit_on(node, ModelEvent::ReplicaPaused { replica: index, process });
+    world.ctx.tracer.emit_on(
+        node,
+        ModelEvent::ReplicaPaused { replica: index, process, for_ns: sutra_sim_core::time::duration_nanos(duration) },
+    );
+    world.ctx.report(FaultKind::ProcessPause, Some(index), duration);
     if world.ctx.faults().process_pause.replacement.draw(streams::FAULTS) {
         start_replacement(world, index, node);
     }
     let w = world.clone();
     executor::spawn_daemon_on(NodeId::WORLD, "fault:resume", async move {
-        let duration = length();
-        w.ctx.report(FaultKind::ProcessPause, Some(index), duration);
         sleep(duration).await;
         resume(&w, index, node);
     });
