@@ -102,7 +102,7 @@ fn every_mutant_name_parses_back() {
 const DEEP_KILLS: &[(Mutant, &str, u64)] = &[
     (Mutant::CommitRetryAcceptsFreeRow, "smoke", 326),
     (Mutant::SweepTrustsRenewal, "smoke", 1345),
-    (Mutant::QueuedCopyAcked, "smoke", 8),
+    (Mutant::QueuedCopyAcked, "smoke", 1778),
 ];
 
 #[test]
