@@ -46,7 +46,10 @@ pub struct Reproducer {
     pub framework: String,
     /// For people: where it came from, what it shows.
     pub note: String,
-    /// The seed of the run the tape was recorded from.
+    /// The seed of the run the tape was recorded from. TOML integers are signed 64-bit, and
+    /// half of an exploration's child seeds are above `i64::MAX`: those are written as a
+    /// decimal string (`seed = "13830585782065312923"`), the others as a number.
+    #[serde(with = "seed_number")]
     pub seed: u64,
     /// The scheduling strategy the run used.
     #[serde(with = "strategy_text")]
@@ -423,6 +426,34 @@ mod strategy_text {
     }
 }
 
+mod seed_number {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &u64, out: S) -> Result<S::Ok, S::Error> {
+        match i64::try_from(*v) {
+            Ok(small) => out.serialize_i64(small),
+            Err(_) => out.serialize_str(&v.to_string()),
+        }
+    }
+
+    /// A seed as a number, or as a decimal string (how one past `i64::MAX` is written).
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Written {
+        Number(u64),
+        Text(String),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        match Written::deserialize(d)? {
+            Written::Number(n) => Ok(n),
+            Written::Text(text) => text
+                .parse()
+                .map_err(|_| serde::de::Error::custom(format!("seed {text:?} is not a whole number of 64 bits"))),
+        }
+    }
+}
+
 mod hex_u64 {
     use serde::{Deserialize, Deserializer, Serializer};
 
@@ -456,7 +487,32 @@ mod tape_text {
 
 #[cfg(test)]
 mod tests {
-    use super::added_later;
+    use super::{added_later, recording_checksum, Reproducer};
+
+    /// A reproducer of the corpus with its seed (and checksum) replaced by `seed`.
+    fn with_seed(seed: u64) -> Reproducer {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/seeds/sweeper-parses-owner.toml"))
+            .expect("the corpus has it");
+        let mut r = Reproducer::from_toml(&text, "corpus").expect("the corpus reads");
+        r.seed = seed;
+        r.checksum = recording_checksum(r.seed, r.strategy, r.mutant, &r.tape);
+        r
+    }
+
+    #[test]
+    fn a_seed_past_i64_max_is_written_as_text_and_reads_back() {
+        // An exploration's child seeds use all 64 bits; TOML integers have 63 and a sign.
+        for seed in [0, 7, i64::MAX as u64, i64::MAX as u64 + 1, 13_830_585_782_065_312_923, u64::MAX] {
+            let r = with_seed(seed);
+            let text = r.to_toml();
+            let back = Reproducer::from_toml(&text, "round trip").unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            assert_eq!(back, r);
+            let written = if seed > i64::MAX as u64 { format!("seed = \"{seed}\"") } else { format!("seed = {seed}") };
+            assert!(text.contains(&format!("\n{written}\n")), "seed {seed} written as:\n{text}");
+        }
+        let bad = with_seed(1).to_toml().replace("seed = 1\n", "seed = \"one\"\n");
+        assert!(Reproducer::from_toml(&bad, "bad").is_err());
+    }
 
     #[test]
     fn options_added_later_may_be_missing_and_nothing_else_may() {
