@@ -45,6 +45,10 @@ fn configured(overrides: &[String]) -> ExploreConfig {
             "children_max_factor" => c.children_max_factor = n as u32,
             "frontier_max" => c.frontier_max = n as usize,
             "switch_percent" => c.switch_percent = n as u32,
+            "boost_percent" => c.boost_percent = n as u32,
+            "boost" => c.boost = n as u32,
+            "boost_after_runs" => c.boost_after_runs = n,
+            "boost_percent_settled" => c.boost_percent_settled = n as u32,
             _ => panic!("unknown key {k}"),
         }
     }

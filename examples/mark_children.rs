@@ -1,10 +1,11 @@
 //! How often a deep mutant dies in the children of a sometimes-mark: for the first `PARENTS`
 //! seeds (from 0) whose run reaches the mark, runs `CHILDREN` children branched at the mark's
 //! tape position with fresh entropy, and prints the kills per parent — the odds exploration
-//! gets from that mark.
+//! gets from that mark. With BOOST > 1 the children's rare chances are that many times likelier
+//! (`ExploreConfig::boost`).
 //!
 //! ```text
-//! cargo run --release --example mark_children -- MUTANT SCENARIO MARK [PARENTS [CHILDREN]]
+//! cargo run --release --example mark_children -- MUTANT SCENARIO MARK [PARENTS [CHILDREN [BOOST]]]
 //! ```
 
 use sutra_sim_core::explore::child_seed;
@@ -22,7 +23,7 @@ fn main() {
     let scenario = Scenario::built_in(&args[1]).unwrap_or_else(|e| panic!("{e}"));
     let slot = slot_of(name_id(&args[2]), MarkKind::Sometimes);
     let number = |i: usize, default: u64| args.get(i).map_or(default, |a| a.parse().expect("a number"));
-    let (parents, children) = (number(3, 10), number(4, 32));
+    let (parents, children, boost) = (number(3, 10), number(4, 32), number(5, 1) as u32);
     let registry = sutra_sim_model::checkers::registry();
     let coverage = sutra_sim_model::checkers::coverage_names();
     let run = |entropy: EntropyMode, seed: u64| {
@@ -41,7 +42,7 @@ fn main() {
             let kills = (0..children as u32)
                 .filter(|&k| {
                     let s = child_seed(seed, mark.position, k);
-                    let child = run(EntropyMode::Branch { prefix: prefix.clone(), seed: s }, s);
+                    let child = run(EntropyMode::Branch { prefix: prefix.clone(), seed: s, boost }, s);
                     info.killed_by(&child.verdict)
                 })
                 .count();

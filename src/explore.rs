@@ -40,6 +40,10 @@ pub struct ScenarioExploration {
     /// Of which children that switched strategy at a branch point (`--switch-percent`).
     #[serde(default)]
     pub switched_runs: u64,
+    /// Of which children whose rare chances were boosted past their branch point
+    /// (`--boost`, `--boost-percent`).
+    #[serde(default)]
+    pub boosted_runs: u64,
     /// Generations processed.
     pub generations: u64,
     /// Distinct coverage marks (bitmap slots) reached by any run.
@@ -69,6 +73,7 @@ impl ScenarioExploration {
             runs: stats.runs,
             fresh_runs: stats.fresh_runs,
             switched_runs: stats.switched_runs,
+            boosted_runs: stats.boosted_runs,
             generations: stats.generations,
             marks_reached: stats.marks_reached,
             sometimes_marks: stats.sometimes_reached,
@@ -92,10 +97,11 @@ impl ExplorationReport {
         let mut out = String::new();
         for s in &self.scenarios {
             out.push_str(&format!(
-                "  explored {}: {} runs ({} fresh, {} switched strategy) in {} generations; {} marks ({} sometimes), {} branch points ({} branched, {} children of sometimes-marks); first failure {}\n",
+                "  explored {}: {} runs ({} fresh, {} boosted, {} switched strategy) in {} generations; {} marks ({} sometimes), {} branch points ({} branched, {} children of sometimes-marks); first failure {}\n",
                 s.scenario,
                 s.runs,
                 s.fresh_runs,
+                s.boosted_runs,
                 s.switched_runs,
                 s.generations,
                 s.marks_reached,
@@ -198,6 +204,13 @@ pub fn rerun_command(plan: &SweepPlan, config: &ExploreConfig, scenario_arg: &st
     }
     if config.switch_percent != ExploreConfig::default().switch_percent {
         command.push_str(&format!(" --switch-percent {}", config.switch_percent));
+    }
+    let default = ExploreConfig::default();
+    if config.boost != default.boost {
+        command.push_str(&format!(" --boost {}", config.boost));
+    }
+    if (config.boost_percent, config.boost_percent_settled) != (default.boost_percent, default.boost_percent_settled) {
+        command.push_str(&format!(" --boost-percent {}", config.boost_percent));
     }
     command.push_str(" --save-failures DIR");
     command

@@ -121,6 +121,11 @@ impl Context {
         !self.healed.get() && !rate.is_never() && rate.draw(gate.stream)
     }
 
+    /// As [`Context::fires`], but never boosted ([`Ratio::draw_exact`]).
+    pub fn fires_exact(&self, gate: FaultGate, rate: Ratio) -> bool {
+        !self.healed.get() && !rate.is_never() && rate.draw_exact(gate.stream)
+    }
+
     /// Reports an injected fault in the trace. The one way any fault is reported.
     pub fn report(&self, kind: FaultKind, replica: Option<u32>, detail: Duration) {
         self.emit(ModelEvent::FaultInjected {

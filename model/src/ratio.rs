@@ -55,6 +55,12 @@ impl Ratio {
         executor::chance_in(stream, self.numerator, self.denominator)
     }
 
+    /// As [`Ratio::draw`], but never boosted in an exploration's children: for a rare event
+    /// whose rarity the model relies on.
+    pub fn draw_exact(self, stream: Stream) -> bool {
+        executor::chance_in_exact(stream, self.numerator, self.denominator)
+    }
+
     /// The ratio scaled by `factor_permille / 1000` (swarm testing), rounded down.
     pub fn scaled(self, factor_permille: u32) -> Ratio {
         let n = u64::from(self.numerator) * u64::from(factor_permille);

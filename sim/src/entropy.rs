@@ -107,13 +107,15 @@ enum Source {
         /// Inline, not boxed: every draw reads its generator, and a pointer to chase
         /// first would sit on the path of every scheduling pick.
         streams: [Option<ChaCha8Rng>; Stream::COUNT],
+        /// Rare chances are this many times likelier (1: as asked; see [`Entropy::boosted`]).
+        boost: u32,
     },
     Replay {
         input: Vec<u32>,
         position: usize,
         /// For a branch: past the end of `input`, draw afresh from ChaCha8 of this seed
-        /// instead of answering 0.
-        then: Option<u64>,
+        /// (with this boost) instead of answering 0.
+        then: Option<(u64, u32)>,
     },
 }
 
@@ -127,7 +129,10 @@ pub struct Entropy {
 impl Entropy {
     /// Draws from ChaCha8 seeded with `seed`, one ChaCha stream per [`Stream`].
     pub fn random(seed: u64) -> Entropy {
-        Entropy { source: Source::Random { seed, streams: std::array::from_fn(|_| None) }, recorded: Vec::new() }
+        Entropy {
+            source: Source::Random { seed, streams: std::array::from_fn(|_| None), boost: 1 },
+            recorded: Vec::new(),
+        }
     }
 
     /// Reads draws from `tape`; past its end every draw is 0.
@@ -140,7 +145,21 @@ impl Entropy {
     /// prefix's end and continues it with new entropy. The recorded tape is the prefix
     /// followed by the new draws, an ordinary tape that replays the branch alone.
     pub fn branch(prefix: Tape, seed: u64) -> Entropy {
-        Entropy { source: Source::Replay { input: prefix.0, position: 0, then: Some(seed) }, recorded: Vec::new() }
+        Entropy::boosted(prefix, seed, 1)
+    }
+
+    /// As [`Entropy::branch`], but past the prefix every *rare* chance
+    /// ([`Entropy::chance_in`] below one half) comes true `boost` times as often, up to one
+    /// half: a fault per tick of 1/20 becomes 1/5 under a boost of 4. What is recorded is
+    /// still a value the unboosted draw maps to the same answer, so the tape replays the
+    /// run exactly with no word of the boost — a boosted run is an ordinary run of the
+    /// scenario, only a likelier one to hold several rare events. A `boost` of 1 is
+    /// [`Entropy::branch`].
+    pub fn boosted(prefix: Tape, seed: u64, boost: u32) -> Entropy {
+        Entropy {
+            source: Source::Replay { input: prefix.0, position: 0, then: Some((seed, boost.max(1))) },
+            recorded: Vec::new(),
+        }
     }
 
     /// A value in `[0, n)` from the default model stream. `n` must be at least 1.
@@ -160,7 +179,7 @@ impl Entropy {
             return 0;
         }
         let value = match &mut self.source {
-            Source::Random { seed, streams } => {
+            Source::Random { seed, streams, .. } => {
                 assert!(usize::from(stream.0) < Stream::COUNT, "no entropy stream {}", stream.0);
                 let slot = &mut streams[usize::from(stream.0)];
                 let rng = match slot {
@@ -180,7 +199,7 @@ impl Entropy {
                         *position += 1;
                         0
                     }
-                    Some(seed) => return self.spend_prefix(seed, stream, n),
+                    Some((seed, boost)) => return self.spend_prefix_then_choose(seed, boost, stream, n),
                 },
             },
         };
@@ -193,8 +212,8 @@ impl Entropy {
     /// first draw. Out of line, so that `choose_in` stays small and not recursive.
     #[cold]
     #[inline(never)]
-    fn spend_prefix(&mut self, seed: u64, stream: Stream, n: u32) -> u32 {
-        self.source = Source::Random { seed, streams: std::array::from_fn(|_| None) };
+    fn spend_prefix_then_choose(&mut self, seed: u64, boost: u32, stream: Stream, n: u32) -> u32 {
+        self.source = Source::Random { seed, streams: std::array::from_fn(|_| None), boost };
         self.choose_in(stream, n)
     }
 
@@ -208,8 +227,63 @@ impl Entropy {
         if numerator == denominator {
             return true;
         }
+        if u64::from(numerator) * 2 < u64::from(denominator) && self.boost() > 1 {
+            return self.boosted_chance(stream, numerator, denominator);
+        }
+        self.chance_in_exact(stream, numerator, denominator)
+    }
+
+    /// As [`Entropy::chance_in`], but never boosted: for a rare chance whose rarity the
+    /// model relies on (a store outage per tick, whose windows would chain past the client's
+    /// retry horizon if they came several times as often).
+    #[inline]
+    pub fn chance_in_exact(&mut self, stream: Stream, numerator: u32, denominator: u32) -> bool {
+        assert!(numerator <= denominator && denominator > 0, "chance {numerator}/{denominator} is not a probability");
+        if numerator == 0 {
+            return false;
+        }
+        if numerator == denominator {
+            return true;
+        }
         // Values [0, denominator - numerator) mean "no"; 0 is the simplest answer.
         self.choose_in(stream, denominator) >= denominator - numerator
+    }
+
+    /// The boost of rare chances now in force: 1 for plain runs and while a prefix replays.
+    #[inline]
+    fn boost(&self) -> u32 {
+        match &self.source {
+            Source::Random { boost, .. } => *boost,
+            Source::Replay { input, position, then: Some((_, boost)) } if *position >= input.len() => *boost,
+            Source::Replay { .. } => 1,
+        }
+    }
+
+    /// A rare chance under a boost: decided with odds `min(boost · numerator, denominator / 2)`
+    /// in `denominator` (never below the odds asked), then recorded as a value drawn
+    /// uniformly from the side of the answer — one that [`Entropy::chance_in`] maps to
+    /// the same answer on replay. The decision's own draw is not recorded.
+    #[cold]
+    #[inline(never)]
+    fn boosted_chance(&mut self, stream: Stream, numerator: u32, denominator: u32) -> bool {
+        if let Source::Replay { then: Some((seed, boost)), .. } = self.source {
+            self.source = Source::Random { seed, streams: std::array::from_fn(|_| None), boost };
+        }
+        let Source::Random { seed, streams, boost } = &mut self.source else { unreachable!("boosts are random") };
+        assert!(usize::from(stream.0) < Stream::COUNT, "no entropy stream {}", stream.0);
+        let slot = &mut streams[usize::from(stream.0)];
+        let rng = match slot {
+            Some(rng) => rng,
+            None => open_stream(slot, *seed, stream),
+        };
+        let below = |rng: &mut ChaCha8Rng, n: u32| ((u64::from(rng.next_u32()) * u64::from(n)) >> 32) as u32;
+        let odds = u64::from(numerator).saturating_mul(u64::from(*boost)).min(u64::from(denominator / 2));
+        let yes = u64::from(below(rng, denominator)) < odds.max(u64::from(numerator));
+        let no_values = denominator - numerator;
+        let value = if yes { no_values + below(rng, numerator) } else { below(rng, no_values) };
+        assert!(self.recorded.len() < TAPE_LEN_MAX, "entropy tape exceeded {TAPE_LEN_MAX} draws");
+        self.recorded.push(value);
+        yes
     }
 
     /// Number of draws recorded so far.
@@ -309,6 +383,66 @@ mod tests {
         // The same branch twice is the same run, and its tape replays it alone.
         assert_eq!(draw_many(&mut Entropy::branch(prefix, 77)), branched);
         assert_eq!(draw_many(&mut Entropy::replay(child.tape())), branched);
+    }
+
+    /// How many of `n` chances of `numerator / denominator` came true.
+    fn hits(e: &mut Entropy, n: u32, numerator: u32, denominator: u32) -> u32 {
+        (0..n).filter(|_| e.chance_in(Stream(4), numerator, denominator)).count() as u32
+    }
+
+    #[test]
+    fn a_boosted_branch_makes_rare_chances_likelier_past_its_prefix_only_and_its_tape_replays_it() {
+        let mut parent = Entropy::random(11);
+        let drawn = draw_many(&mut parent);
+        let prefix = Tape(parent.tape().0[..50].to_vec());
+        let mut boosted = Entropy::boosted(prefix.clone(), 5, 8);
+        // The prefix replays as it was: no boost while it does.
+        assert_eq!(draw_many(&mut boosted)[..50], drawn[..50]);
+        // 1/40 under a boost of 8 is 1/5: about 2,000 of 10,000, against about 250 plain.
+        let rare = hits(&mut boosted, 10_000, 1, 40);
+        assert!((1_800..2_200).contains(&rare), "{rare}");
+        let plain = hits(&mut Entropy::branch(prefix.clone(), 5), 10_000, 1, 40);
+        assert!((180..330).contains(&plain), "{plain}");
+        // Capped at one half; a chance of one half or more is left as asked.
+        let capped = hits(&mut boosted, 10_000, 1, 8);
+        assert!((4_800..5_200).contains(&capped), "{capped}");
+        let even = hits(&mut boosted, 10_000, 3, 4);
+        assert!((7_300..7_700).contains(&even), "{even}");
+        // Never boosted on request.
+        let exact = (0..10_000).filter(|_| boosted.chance_in_exact(Stream(4), 1, 40)).count();
+        assert!((180..330).contains(&exact), "{exact}");
+        // The tape replays the whole boosted run, answer for answer, with no word of the boost.
+        let mut again = Entropy::boosted(prefix.clone(), 5, 8);
+        let mut replayed = Entropy::replay(boosted.tape());
+        for e in [&mut again, &mut replayed] {
+            assert_eq!(draw_many(e)[..50], drawn[..50]);
+            assert_eq!(hits(e, 10_000, 1, 40), rare);
+            assert_eq!(hits(e, 10_000, 1, 8), capped);
+            assert_eq!(hits(e, 10_000, 3, 4), even);
+            assert_eq!((0..10_000).filter(|_| e.chance_in_exact(Stream(4), 1, 40)).count(), exact);
+        }
+        assert_eq!(replayed.tape(), boosted.tape());
+        // A boost of 1 is a plain branch.
+        let (mut one, mut branch) = (Entropy::boosted(prefix.clone(), 5, 1), Entropy::branch(prefix, 5));
+        assert_eq!(hits(&mut one, 1_000, 1, 40), hits(&mut branch, 1_000, 1, 40));
+        assert_eq!(one.tape(), branch.tape());
+    }
+
+    #[test]
+    fn a_boost_takes_effect_at_the_first_chance_past_the_prefix() {
+        // A branch whose first draw past the prefix is a chance: boosted from that very draw.
+        let prefix = Tape(vec![1, 2, 3]);
+        let runs = 2_000;
+        let first = (0..runs)
+            .filter(|&seed| {
+                let mut e = Entropy::boosted(prefix.clone(), seed, 8);
+                (0..3).for_each(|_| {
+                    e.choose(10);
+                });
+                e.chance_in(Stream(4), 1, 40)
+            })
+            .count();
+        assert!((300..500).contains(&first), "{first} of {runs}");
     }
 
     #[test]

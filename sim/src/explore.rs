@@ -48,6 +48,29 @@
 //! [`ExploreConfig::sometimes_rehits`] more — the first hit's prefix may be the wrong one
 //! (a pause too short to matter), another run's way there gives its children another chance.
 //!
+//! **Boosted children.** A branch replays the world up to a rare event, but what a deep bug
+//! needs next is often another rare event soon after — a pause within a commit's retry
+//! backoff, a second fault while the first still holds — and a child drawing as a sweep
+//! does meets it no more often than a fresh run would. So past their branch point the
+//! children draw every rare chance ([`crate::Entropy::chance_in`] below one half)
+//! [`ExploreConfig::boost`] times as often, up to one half ([`crate::Entropy::boosted`]).
+//! Every value drawn is one the scenario can draw and is recorded as such, so the tape
+//! replays a boosted child exactly with no word of the boost; what changes is only which
+//! runs are likely. The prefix, and every fresh run, draw as asked. A chance whose rarity
+//! the model relies on is drawn with [`crate::Entropy::chance_in_exact`] and never boosted
+//! (store outages per tick: more frequent, they would chain past the client's retry
+//! horizon — measured, 21 false crashes in 24,000 boosted runs before that exemption, none
+//! in 72,000 after). No child is boosted in the first [`ExploreConfig::boost_after_runs`]
+//! runs, where exploration is a sweep in all but name (boosted from the start,
+//! snapshot-across-await took 131 runs against a sweep's 83), all are boosted until the
+//! schedule settles ([`ExploreConfig::boost_percent`]), and half after
+//! ([`ExploreConfig::boost_percent_settled`]). Measured (21 starts, `explore_tune`; boost 8
+//! from run 96): commit-retry-accepts-free-row 614 → 199 runs, sweep-trusts-renewal
+//! 5,444 → 946, queued-copy-acked in process-pause 10,645 → 997; signatures in 10,000 runs
+//! smoke 62,728 → 108,903, swarm 182,370 → 193,251; boost 16 was better for
+//! queued-copy-acked (261) and worse for the other two (267, 1,261) and for swarm's
+//! signatures (144,772 when boosted after settling too).
+//!
 //! **Strategies mix.** A share of the children ([`ExploreConfig::switch_percent`]) switch
 //! between the random walk and PCT at their branch point: the prefix replays under the
 //! parent's strategy (it must, to rebuild the same world), and from the branch point on the
@@ -176,6 +199,23 @@ pub struct ExploreConfig {
     /// runs but `queued-copy-acked` from 227 to 308 (pull-workers), the old mutants stayed
     /// put, and signatures in 10,000 runs moved +2% (smoke) and −4% (swarm).
     pub switch_percent: u32,
+    /// The share of children, in percent (decided by the child's seed), whose fresh draws
+    /// past the branch point make rare chances [`ExploreConfig::boost`] times likelier
+    /// ([`crate::Entropy::boosted`]) until the schedule settles: a child of a run that
+    /// reached one rare event is likelier to meet the next. The tape replays a boosted
+    /// child with no word of it. See the module doc for the measurements.
+    pub boost_percent: u32,
+    /// How much likelier a boosted child's rare chances are (up to one half each; 1: no
+    /// boost).
+    pub boost: u32,
+    /// Runs made before any child is boosted: the first runs find what a sweep finds, and
+    /// a boosted child there costs the bugs that want a quiet run (measured: boosted from
+    /// run 0, snapshot-across-await took 131 runs; from run 96, 94, as unboosted).
+    pub boost_after_runs: u64,
+    /// The boosted share once the schedule settles (growing state coverage): measured, all
+    /// boosted left swarm at 174,504 signatures in 10,000 runs, none 196,918 (smoke 116,102
+    /// and 91,261), half 193,251 (smoke 108,903).
+    pub boost_percent_settled: u32,
 }
 
 impl Default for ExploreConfig {
@@ -201,6 +241,10 @@ impl Default for ExploreConfig {
             stop_at_first_failure: false,
             strategy: StrategyConfig::Random,
             switch_percent: 0,
+            boost_percent: 100,
+            boost: 8,
+            boost_after_runs: 96,
+            boost_percent_settled: 50,
         }
     }
 }
@@ -256,6 +300,9 @@ pub struct ExploreStats {
     /// Of which children that switched strategy (at their own branch point or an
     /// ancestor's; [`ExploreConfig::switch_percent`]).
     pub switched_runs: u64,
+    /// Of which children whose rare chances were boosted past their branch point
+    /// ([`ExploreConfig::boost_percent`]).
+    pub boosted_runs: u64,
     /// Generations processed.
     pub generations: u64,
     /// Distinct bitmap slots reached by any run.
@@ -336,6 +383,9 @@ pub fn explore<T: Send>(
                 stats.fresh_runs += 1;
             } else if spec.strategy.switch().is_some() {
                 stats.switched_runs += 1;
+            }
+            if matches!(spec.entropy, EntropyMode::Branch { boost, .. } if boost > 1) {
+                stats.boosted_runs += 1;
             }
             if summary.failed && stats.first_failure.is_none() {
                 stats.first_failure = Some(spec.index + 1);
@@ -475,7 +525,7 @@ fn plan(
             .min_by_key(|&(slot, i)| (served[slot], hits[*slot as usize], points[i].position, i));
         let Some((&slot, i)) = next else { break };
         *served.get_mut(&slot).expect("every property with points is counted") += 1;
-        children.push(child_of(config, &mut points[i], i));
+        children.push(child_of(config, &mut points[i], i, first_index));
     }
     let mut order: Vec<usize> = (0..points.len()).filter(|&i| points[i].energy > 0).collect();
     order.sort_by_key(|&i| (hits[points[i].slot as usize], points[i].position, std::cmp::Reverse(i)));
@@ -484,7 +534,7 @@ fn plan(
             if children.len() >= children_max {
                 break 'fill;
             }
-            children.push(child_of(config, &mut points[i], i));
+            children.push(child_of(config, &mut points[i], i, first_index));
         }
     }
     // Fresh runs first: a generation runs at once, and its order only says which find
@@ -508,7 +558,7 @@ fn plan(
 }
 
 /// The next child of point `p` (index `i`), paid from its energy.
-fn child_of(config: &ExploreConfig, p: &mut Point, i: usize) -> RunSpec {
+fn child_of(config: &ExploreConfig, p: &mut Point, i: usize, made: u64) -> RunSpec {
     p.energy -= 1;
     let index = p.stats.children;
     p.stats.children += 1;
@@ -517,9 +567,26 @@ fn child_of(config: &ExploreConfig, p: &mut Point, i: usize) -> RunSpec {
     RunSpec {
         index: 0,
         seed,
-        entropy: EntropyMode::Branch { prefix: Tape(tape.0[..p.position].to_vec()), seed },
+        entropy: EntropyMode::Branch {
+            prefix: Tape(tape.0[..p.position].to_vec()),
+            seed,
+            boost: child_boost(config, made, seed),
+        },
         strategy: child_strategy(config, p.strategy, p.position, seed),
         parent: Some(i),
+    }
+}
+
+/// How much likelier rare chances are for the child of seed `seed` past its branch point:
+/// [`ExploreConfig::boost`] for a share of the children decided by the seed
+/// ([`ExploreConfig::boost_percent`]), 1 for the others.
+fn child_boost(config: &ExploreConfig, made: u64, seed: u64) -> u32 {
+    let settled = config.settle_after_runs != 0 && made >= config.settle_after_runs;
+    let share = if settled { config.boost_percent_settled } else { config.boost_percent };
+    if made >= config.boost_after_runs && (seed >> 24) % 100 < u64::from(share) {
+        config.boost.max(1)
+    } else {
+        1
     }
 }
 
@@ -663,6 +730,33 @@ mod tests {
         let none = ExploreConfig { switch_percent: 0, ..config };
         let (_, specs) = explored(&none);
         assert!(specs.iter().all(|s| s.strategy == StrategyConfig::Random));
+    }
+
+    #[test]
+    fn a_share_of_children_are_boosted_once_the_runs_made_reach_the_threshold_and_fresh_runs_never_are() {
+        let config = ExploreConfig {
+            runs: 400,
+            fresh_decay_runs: 0,
+            boost_percent: 50,
+            boost: 8,
+            boost_after_runs: 96,
+            ..ExploreConfig::default()
+        };
+        let boost_of = |s: &RunSpec| match s.entropy {
+            EntropyMode::Branch { boost, .. } => boost,
+            _ => 1,
+        };
+        let (stats, specs) = explored(&config);
+        assert!(specs.iter().filter(|s| s.parent.is_none()).all(|s| boost_of(s) == 1), "fresh runs draw as asked");
+        assert!(specs[..96].iter().all(|s| boost_of(s) == 1), "no child is boosted before 96 runs");
+        let later: Vec<_> = specs[96..].iter().filter(|s| s.parent.is_some()).collect();
+        let boosted = later.iter().filter(|s| boost_of(s) == 8).count();
+        assert!(later.iter().all(|s| [1, 8].contains(&boost_of(s))));
+        assert!(boosted * 10 > later.len() * 4 && boosted * 10 < later.len() * 6, "{boosted} of {}", later.len());
+        assert_eq!(stats.boosted_runs, boosted as u64);
+        let none = ExploreConfig { boost_percent: 0, ..config };
+        let (stats, specs) = explored(&none);
+        assert!(specs.iter().all(|s| boost_of(s) == 1) && stats.boosted_runs == 0);
     }
 
     #[test]

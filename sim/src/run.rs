@@ -34,6 +34,9 @@ pub enum EntropyMode {
         prefix: Tape,
         /// The child's seed.
         seed: u64,
+        /// Past the prefix, rare chances are this many times likelier ([`Entropy::boosted`];
+        /// 1: as asked). Only the drawing is boosted: the tape replays the run alone.
+        boost: u32,
     },
 }
 
@@ -129,7 +132,7 @@ where
     let entropy = match &config.entropy {
         EntropyMode::Seed(seed) => Entropy::random(*seed),
         EntropyMode::Tape(tape) => Entropy::replay(tape.clone()),
-        EntropyMode::Branch { prefix, seed } => Entropy::branch(prefix.clone(), *seed),
+        EntropyMode::Branch { prefix, seed, boost } => Entropy::boosted(prefix.clone(), *seed, *boost),
     };
     let executor = Executor::new(entropy, config.strategy);
     if config.marks {

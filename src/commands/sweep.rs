@@ -86,6 +86,15 @@ pub struct SweepArgs {
     /// walk and PCT at their branch point (default: the explorer's).
     #[arg(long, value_name = "PERCENT")]
     pub switch_percent: Option<u32>,
+    /// With `--explore`: how many times likelier a boosted child's rare chances are past its
+    /// branch point (1: no boost; default: the explorer's).
+    #[arg(long, value_name = "FACTOR")]
+    pub boost: Option<u32>,
+    /// With `--explore`: the share of children, in percent, whose rare chances are boosted,
+    /// before and after the schedule settles (default: the explorer's, all before and half
+    /// after; no child is boosted in the first runs, which are planned as a sweep's).
+    #[arg(long, value_name = "PERCENT")]
+    pub boost_percent: Option<u32>,
 }
 
 /// The arguments of `sutra-sim explore`: `sweep --explore` with `--runs` for the budget.
@@ -155,6 +164,15 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
     if a.switch_percent.is_some() && !a.explore {
         return Err(Usage("--switch-percent is a share of an exploration's children; give --explore".into()));
     }
+    if (a.boost.is_some() || a.boost_percent.is_some()) && !a.explore {
+        return Err(Usage("--boost and --boost-percent shape an exploration's children; give --explore".into()));
+    }
+    if a.boost == Some(0) {
+        return Err(Usage("--boost 0 would make rare chances impossible; 1 is no boost".into()));
+    }
+    if a.boost_percent.is_some_and(|p| p > 100) {
+        return Err(Usage(format!("--boost-percent {} is over 100", a.boost_percent.unwrap_or(0))));
+    }
     if a.switch_percent.is_some_and(|p| p > 100) {
         return Err(Usage(format!("--switch-percent {} is over 100", a.switch_percent.unwrap_or(0))));
     }
@@ -192,6 +210,13 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
     let mut explore_config = explore::config_for(&plan);
     if let Some(percent) = a.switch_percent {
         explore_config.switch_percent = percent;
+    }
+    if let Some(boost) = a.boost {
+        explore_config.boost = boost;
+    }
+    if let Some(percent) = a.boost_percent {
+        explore_config.boost_percent = percent;
+        explore_config.boost_percent_settled = percent;
     }
     let (tally, early, exploration) = if a.explore {
         let (tally, exploration, early) = explore::run(&plan, &explore_config, stop, &progress);

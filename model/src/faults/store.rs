@@ -153,10 +153,12 @@ impl StoreFaults {
     }
 }
 
-/// Draws whether the store becomes unavailable this tick, and for how long.
+/// Draws whether the store becomes unavailable this tick, and for how long. Never boosted
+/// (`Context::fires_exact`): scenario validation keeps one outage inside the client's retry
+/// horizon, and outages several times as frequent would chain past it.
 pub fn maybe_make_unavailable(faults: &StoreFaults) {
     let options = &faults.ctx.faults().store;
-    if !faults.ctx.fires(TICK_GATE, options.unavailable_per_tick) {
+    if !faults.ctx.fires_exact(TICK_GATE, options.unavailable_per_tick) {
         return;
     }
     let d = streams::millis_up_to(streams::STORE, options.unavailable_max);

@@ -133,6 +133,11 @@ pub fn chance_in(stream: Stream, numerator: u32, denominator: u32) -> bool {
     with_state(|s| s.entropy.chance_in(stream, numerator, denominator))
 }
 
+/// As [`chance_in`], never boosted (see [`crate::Entropy::chance_in_exact`]).
+pub fn chance_in_exact(stream: Stream, numerator: u32, denominator: u32) -> bool {
+    with_state(|s| s.entropy.chance_in_exact(stream, numerator, denominator))
+}
+
 /// Records mark `id` of `kind` at the current tape position, if the entered run collects
 /// marks; nothing outside a world. Out of line: the judge calls it on a sometimes-checker's
 /// first hit, a rare path that must not weigh on the loop that judges every event.

@@ -36,8 +36,9 @@ mod tasks;
 mod wakers;
 
 pub use ambient::{
-    chance_in, choose, choose_in, current_node, current_task, elapse, finish, in_simulation, local_now, node_now, now,
-    sleep, sleep_until, spawn, spawn_daemon_on, spawn_on, stamp, yield_now, EnterGuard, Sleep, YieldNow, LOG_TARGET,
+    chance_in, chance_in_exact, choose, choose_in, current_node, current_task, elapse, finish, in_simulation,
+    local_now, node_now, now, sleep, sleep_until, spawn, spawn_daemon_on, spawn_on, stamp, yield_now, EnterGuard,
+    Sleep, YieldNow, LOG_TARGET,
 };
 pub(crate) use ambient::{marking, peek_stamp, record_mark};
 pub use lanes::LANES_MAX;
