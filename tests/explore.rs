@@ -142,3 +142,36 @@ fn a_failure_of_a_child_that_switched_strategy_replays_from_its_file_with_the_sw
     let (code, _, err) = common::sutra_sim(&["sweep", "--scenario", "smoke", "--count", "8", "--switch-percent", "10"]);
     assert_eq!(code, 2, "{err}");
 }
+
+#[test]
+fn a_failure_of_a_boosted_child_replays_from_its_file_with_no_word_of_the_boost() {
+    let stop = AtomicBool::new(false);
+    let p = plan(96, 2, Some(Mutant::NoReleaseOnError));
+    let config = ExploreConfig { boost_percent: 100, boost: 8, boost_after_runs: 0, ..explore::config_for(&p) };
+    let (tally, exploration, _) = explore::run(&p, &config, &stop, &|_, _| {});
+    let alone = plan(96, 1, Some(Mutant::NoReleaseOnError));
+    assert_eq!(explore::run(&alone, &config, &stop, &|_, _| {}), (tally.clone(), exploration.clone(), false));
+    let e = &exploration.scenarios[0];
+    assert_eq!(e.boosted_runs, e.runs - e.fresh_runs, "every child is boosted: {e:?}");
+    let mut report = sweep::report(&p, &tally, std::time::Duration::from_secs(1), false);
+    report.failures.retain(|f| f.grown.is_some());
+    report.failures.truncate(1);
+    assert_eq!(report.failures.len(), 1, "a boosted child failed among 96 runs");
+    let dir = common::scratch("explore", "boosted-failure");
+    let options = SaveFailures { dir: dir.to_path_buf(), shrink: true, jobs: 1, max: 1, deadline: None };
+    save_failures(&p, &mut report, &options, &stop).expect("the directory is writable");
+    let path = report.failures[0].reproducer.clone().expect("the failure was saved");
+    let reproducer = Reproducer::load(std::path::Path::new(&path)).expect("the saved file loads");
+    assert!(reproducer.note.contains("shrunk by"), "it was shrunk: {}", reproducer.note);
+    let replayed = replay(&reproducer, &CheckerSet::built_in(), false).expect("it replays");
+    assert!(matches!(replayed.reproduction, Reproduction::Reproduced), "it replays from the file alone");
+    for bad in [
+        &["explore", "--scenario", "smoke", "--runs", "8", "--boost", "0"][..],
+        &["explore", "--scenario", "smoke", "--runs", "8", "--boost-percent", "101"],
+        &["sweep", "--scenario", "smoke", "--count", "8", "--boost", "4"],
+        &["sweep", "--scenario", "smoke", "--count", "8", "--boost-percent", "10"],
+    ] {
+        let (code, _, err) = common::sutra_sim(bad);
+        assert_eq!(code, 2, "{bad:?}: {err}");
+    }
+}
