@@ -380,6 +380,56 @@ mod tests {
     }
 
     #[test]
+    fn an_aborted_execution_on_a_replica_whose_clock_is_behind_releases_within_the_exit_path_bound() {
+        // The shape of a live-leak found on the correct model (swarm): replica 0's clock is
+        // 12 s behind simulated time, so it reads 0 for the first 12 s. Its lane holds a
+        // claim; the store goes unavailable and the lane's worker is aborted. The exit path
+        // releases, retrying the refused call with a backoff measured on the replica's own
+        // clock — which runs although it reads 0. Were the backoff measured on the clamped
+        // reading, the release would wait until the clock read 20 ms, at 12 s.
+        let mut scenario = Scenario::built_in("quiet").unwrap();
+        // Lanes run supervised (abortable); a rate this low never fires on its own here.
+        scenario.faults.cancel.abort_per_tick = ratio::Ratio::new(1, 1_000_000).unwrap();
+        let seen: Rc<std::cell::RefCell<Option<(u64, u64, bool)>>> = Default::default();
+        let record = seen.clone();
+        simulate(&RunConfig::seeded(0), Vec::new(), |tracer| {
+            let world = build_world(&scenario, None, tracer);
+            let view = view_of(&world);
+            let record = record.clone();
+            executor::spawn_daemon_on(NodeId::WORLD, "test:abort-on-a-clock-behind", async move {
+                let node = world.cluster.slots.borrow()[0].node;
+                executor::set_clock(node, sutra_sim_core::NodeClock { offset_ns: -12_000_000_000, drift_ppm: 0 });
+                // Wait for one of replica 0's lanes to hold a claim.
+                let (inbox, instance) = loop {
+                    executor::sleep(std::time::Duration::from_millis(1)).await;
+                    let surface = world.cluster.slots.borrow()[0].surface.clone().expect("replica 0 booted");
+                    let held = surface.lanes.iter().find_map(|inbox| {
+                        let f = (*inbox.in_flight.borrow())?;
+                        f.claim.map(|_| (inbox.clone(), f.work.instance))
+                    });
+                    if let Some(held) = held {
+                        break held;
+                    }
+                };
+                world.store.faults().make_unavailable(std::time::Duration::from_millis(300));
+                let aborted_at = executor::now();
+                assert!(inbox.abort().is_some(), "the lane's worker is aborted");
+                while inbox.in_flight.borrow().is_some() {
+                    executor::sleep(std::time::Duration::from_millis(1)).await;
+                }
+                let released = world.store.state().borrow().instances[instance.0 as usize].owner.is_none();
+                *record.borrow_mut() = Some((aborted_at.as_nanos(), executor::now().as_nanos(), released));
+            });
+            view
+        });
+        let (aborted_at, ended_at, released) = seen.borrow().expect("a lane of replica 0 held a claim");
+        let took = std::time::Duration::from_nanos(ended_at - aborted_at);
+        assert!(aborted_at < 12_000_000_000, "aborted while the clock still read 0");
+        assert!(took < std::time::Duration::from_secs(2), "the exit path took {took:?}");
+        assert!(released, "the exit path released the claim (or committed, which releases too)");
+    }
+
+    #[test]
     fn no_world_outlives_its_run() {
         // A cycle of strong handles through the world leaks it whole after every run: a
         // nightly of millions of seeds then runs out of memory. Replicas crash, restart

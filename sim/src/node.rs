@@ -31,7 +31,11 @@ pub enum NodeStatus {
     Dead,
 }
 
-/// A node's view of time: `local = sim + offset + sim * drift_ppm / 1e6`, never negative.
+/// A node's view of time: `local = sim + offset + sim * drift_ppm / 1e6`. Its reading
+/// ([`NodeClock::local`]) is never negative — a clock behind simulated time reads 0 early
+/// in the run — but the clock still runs from the start: the node's timers measure their
+/// spans on the unclamped reading ([`NodeClock::reading`]), so a sleep on a clock behind
+/// simulated time lasts its length instead of waiting for the clock to reach zero.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeClock {
     /// Constant offset from simulated time, in nanoseconds (may be negative).
@@ -54,44 +58,63 @@ impl NodeClock {
     /// The earliest simulated instant at which this clock reads `local` or later (the
     /// instant a local deadline falls due). `SimTime(u64::MAX)` if it never does.
     ///
-    /// The clock must run forwards (`drift_ppm > -1_000_000`), which [`NodeClock::local`]
-    /// then makes monotone, so the answer is found by inverting the formula and correcting
-    /// its rounding by a step or two.
+    /// The clock must run forwards (`drift_ppm > -1_000_000`), which makes its reading
+    /// monotone, so the answer is found by inverting the formula and correcting its
+    /// rounding by a step or two ([`NodeClock::sim_at_reading`]).
     pub fn sim_at(&self, local: SimTime) -> SimTime {
-        assert!(self.drift_ppm > -1_000_000, "a clock with drift {} ppm does not run forwards", self.drift_ppm);
         if self.is_exact() {
             return local;
         }
-        // A clock behind simulated time reads 0 for a while (it never reads negative):
-        // any deadline it already reads at the start is due at once.
-        if self.local(SimTime::ZERO) >= local {
+        // The reading is clamped at 0: a deadline of 0 is read from the start.
+        if local == SimTime::ZERO {
+            return SimTime::ZERO;
+        }
+        self.sim_at_reading(i128::from(local.0))
+    }
+
+    /// The earliest simulated instant at which the unclamped reading ([`NodeClock::reading`])
+    /// is `reading` or more: when a timer measured on this clock falls due.
+    /// `SimTime(u64::MAX)` if it never does.
+    pub fn sim_at_reading(&self, reading: i128) -> SimTime {
+        assert!(self.drift_ppm > -1_000_000, "a clock with drift {} ppm does not run forwards", self.drift_ppm);
+        if self.reading(SimTime::ZERO) >= reading {
             return SimTime::ZERO;
         }
         let rate = 1_000_000 + i128::from(self.drift_ppm);
-        let guess = (i128::from(local.0) - i128::from(self.offset_ns)) * 1_000_000 / rate;
+        let guess = (reading - i128::from(self.offset_ns)) * 1_000_000 / rate;
         let mut t = guess.clamp(0, i128::from(u64::MAX)) as u64;
         // Rounding leaves the guess at most a few nanoseconds off, either way.
-        while self.local(SimTime(t)) < local {
+        while self.reading(SimTime(t)) < reading {
             if t == u64::MAX {
                 return SimTime(u64::MAX);
             }
             t += 1;
         }
-        while t > 0 && self.local(SimTime(t - 1)) >= local {
+        while t > 0 && self.reading(SimTime(t - 1)) >= reading {
             t -= 1;
         }
         SimTime(t)
     }
 
-    /// The local reading at simulated instant `now`.
+    /// The local reading at simulated instant `now`, clamped at 0 (a clock behind simulated
+    /// time reads 0 early in the run).
     #[inline]
     pub fn local(&self, now: SimTime) -> SimTime {
         if self.is_exact() {
             return now;
         }
+        SimTime(self.reading(now).clamp(0, i128::from(u64::MAX)) as u64)
+    }
+
+    /// The unclamped reading at simulated instant `now`, in nanoseconds: negative early in
+    /// the run on a clock behind simulated time. It never decreases and advances with `now`
+    /// from the start (the clock runs forwards), which is what a timer measured on the clock
+    /// needs: a clamped reading stands still at 0, and would stretch every sleep taken
+    /// meanwhile until the clock reached zero.
+    #[inline]
+    pub fn reading(&self, now: SimTime) -> i128 {
         let sim = i128::from(now.0);
-        let local = sim + i128::from(self.offset_ns) + sim * i128::from(self.drift_ppm) / 1_000_000;
-        SimTime(local.clamp(0, i128::from(u64::MAX)) as u64)
+        sim + i128::from(self.offset_ns) + sim * i128::from(self.drift_ppm) / 1_000_000
     }
 }
 
@@ -124,6 +147,23 @@ mod tests {
         assert_eq!(c.local(SimTime(1_000_000)), SimTime(1_000_000 + 5_000 + 1_000));
         let behind = NodeClock { offset_ns: -10, drift_ppm: 0 };
         assert_eq!(behind.local(SimTime(3)), SimTime(0));
+        // The reading under the clamp still runs.
+        assert_eq!(behind.reading(SimTime(3)), -7);
+        assert_eq!(behind.reading(SimTime(4)), -6);
+    }
+
+    #[test]
+    fn sim_at_reading_finds_a_negative_reading_of_a_clock_behind_simulated_time() {
+        let behind = NodeClock { offset_ns: -12_000_000_000, drift_ppm: -200 };
+        for reading in [-11_999_999_999i128, -11_000_000_000, -1, 0, 1, 1_000_000_000] {
+            let at = behind.sim_at_reading(reading);
+            assert!(behind.reading(at) >= reading, "{reading}");
+            assert!(at.0 == 0 || behind.reading(SimTime(at.0 - 1)) < reading, "{reading}");
+        }
+        // Already read at the start: due at once.
+        assert_eq!(behind.sim_at_reading(-12_000_000_000), SimTime::ZERO);
+        // A deadline of 0 by the clamped reading is read from the start, as before.
+        assert_eq!(behind.sim_at(SimTime::ZERO), SimTime::ZERO);
     }
 
     #[test]

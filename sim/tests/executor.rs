@@ -182,6 +182,24 @@ fn a_clock_step_moves_the_end_of_a_pending_sleep() {
     assert_eq!(one_second_sleep_on(skewed, Some(NodeClock { offset_ns: 700_000_000, drift_ppm: 0 })), 1_300);
 }
 
+#[test]
+fn a_clock_behind_simulated_time_runs_from_the_start_so_a_sleep_on_it_lasts_its_length() {
+    use sutra_sim_core::NodeClock;
+    // 12 s behind: the clock reads 0 until simulated time reaches 12 s (a reading is never
+    // negative), but it runs all along. A sleep measured on a reading that stood still
+    // there would end only once the clock read 1 s — at 13 s of simulated time.
+    let behind = NodeClock { offset_ns: -12_000_000_000, drift_ppm: 0 };
+    assert_eq!(one_second_sleep_on(behind, None), 1_000);
+    // Slow as well: 10% slow still means 1.111 s, not the 12 s it takes to read zero.
+    assert_eq!(one_second_sleep_on(NodeClock { drift_ppm: -100_000, ..behind }, None), 1_111);
+    // A step back while the clock is still below zero moves the end by the step, no more.
+    let further = NodeClock { offset_ns: -22_000_000_000, drift_ppm: 0 };
+    assert_eq!(one_second_sleep_on(behind, Some(further)), 11_000);
+    // A step forward that leaves it below zero ends the sleep early by the step.
+    let nearer = NodeClock { offset_ns: -11_700_000_000, drift_ppm: 0 };
+    assert_eq!(one_second_sleep_on(behind, Some(nearer)), 700);
+}
+
 struct NoTickThree;
 impl Checker<Ev, ()> for NoTickThree {
     fn name(&self) -> &str {

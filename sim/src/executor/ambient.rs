@@ -229,8 +229,16 @@ pub fn finish() {
 pub fn sleep(duration: Duration) -> Sleep {
     with_state(|s| {
         let node = s.current_node();
-        let local = s.nodes[node.0 as usize].clock.local(s.now).add(duration);
-        Sleep { deadline: local, local, node: Some(node), registered: false }
+        let clock = s.nodes[node.0 as usize].clock;
+        if clock.is_exact() {
+            let deadline = s.now.add(duration);
+            return Sleep { deadline, local: i128::from(deadline.0), node: Some(node), registered: false };
+        }
+        // Measured on the unclamped reading: a clock behind simulated time (reading
+        // negative) still runs, so the sleep lasts its length by that clock.
+        let local = clock.reading(s.now) + i128::from(crate::time::duration_nanos(duration));
+        // The simulated deadline is measured at the first poll.
+        Sleep { deadline: s.now, local, node: Some(node), registered: false }
     })
 }
 
@@ -244,7 +252,7 @@ pub fn elapse(duration: Duration) -> Sleep {
 /// A future that completes at simulated instant `deadline`, whatever any node's clock
 /// reads (the environment's schedule, not a process's timer).
 pub fn sleep_until(deadline: SimTime) -> Sleep {
-    Sleep { deadline, local: deadline, node: None, registered: false }
+    Sleep { deadline, local: i128::from(deadline.0), node: None, registered: false }
 }
 
 /// A node's list of sleepers is cleared of ended tasks when it grows this long (a node
@@ -256,8 +264,10 @@ const LOCAL_SLEEPERS_PRUNE_AT: usize = 256;
 pub struct Sleep {
     /// The simulated instant the sleep ends, as last measured (the timer set, if any).
     deadline: SimTime,
-    /// The deadline by the clock that rules: `node`'s, or simulated time if none.
-    local: SimTime,
+    /// The deadline by the clock that rules: `node`'s unclamped reading (nanoseconds,
+    /// negative while a clock behind simulated time has not reached zero), or simulated
+    /// time if none.
+    local: i128,
     /// The node whose clock the sleep follows; `None` for an instant of simulated time.
     node: Option<NodeId>,
     registered: bool,
@@ -272,11 +282,14 @@ impl Future for Sleep {
         // Due? And if not, when, in simulated time — measured now, since the node's clock
         // may have been set since the timer was.
         let (due, deadline, exact) = with_state(|s| match node {
-            None => (s.now >= local, local, true),
+            None => (i128::from(s.now.0) >= local, SimTime(local as u64), true),
             Some(node) => {
                 let clock = s.nodes[node.0 as usize].clock;
                 if clock.is_exact() {
-                    (s.now >= local, local, true)
+                    // A sleep set on a skewed clock whose node became exact since keeps its
+                    // reading as the deadline: an exact clock reads simulated time.
+                    let deadline = SimTime(local.clamp(0, i128::from(u64::MAX)) as u64);
+                    (s.now >= deadline, deadline, true)
                 } else {
                     skewed_deadline(clock, s.now, local)
                 }
@@ -296,11 +309,11 @@ impl Future for Sleep {
 
 /// Due, deadline and exactness of a sleep by a skewed clock. Out of line: off the usual path.
 #[inline(never)]
-fn skewed_deadline(clock: crate::node::NodeClock, now: SimTime, local: SimTime) -> (bool, SimTime, bool) {
-    if clock.local(now) >= local {
+fn skewed_deadline(clock: crate::node::NodeClock, now: SimTime, local: i128) -> (bool, SimTime, bool) {
+    if clock.reading(now) >= local {
         return (true, now, false);
     }
-    (false, clock.sim_at(local), false)
+    (false, clock.sim_at_reading(local), false)
 }
 
 /// Sets a timer for the current task, and if it follows the skewed clock of `node`, lists
