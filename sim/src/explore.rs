@@ -64,12 +64,14 @@
 //! runs, where exploration is a sweep in all but name (boosted from the start,
 //! snapshot-across-await took 131 runs against a sweep's 83), all are boosted until the
 //! schedule settles ([`ExploreConfig::boost_percent`]), and half after
-//! ([`ExploreConfig::boost_percent_settled`]). Measured (21 starts, `explore_tune`; boost 8
-//! from run 96): commit-retry-accepts-free-row 614 → 199 runs, sweep-trusts-renewal
+//! ([`ExploreConfig::boost_percent_settled`]). Measured before the clock fix of the same
+//! session (21 starts, `explore_tune`; boost 8 from run 96): commit-retry-accepts-free-row 614 → 199 runs, sweep-trusts-renewal
 //! 5,444 → 946, queued-copy-acked in process-pause 10,645 → 997; signatures in 10,000 runs
 //! smoke 62,728 → 108,903, swarm 182,370 → 193,251; boost 16 was better for
 //! queued-copy-acked (261) and worse for the other two (267, 1,261) and for swarm's
-//! signatures (144,772 when boosted after settling too).
+//! signatures (144,772 when boosted after settling too). After that fix, by `bench
+//! --explore`: commit-retry 3,713 → 406, sweep-trusts-renewal 6,689 → 1,258,
+//! queued-copy-acked 57,986 → 997 (sweep → explore).
 //!
 //! **Strategies mix.** A share of the children ([`ExploreConfig::switch_percent`]) switch
 //! between the random walk and PCT at their branch point: the prefix replays under the
