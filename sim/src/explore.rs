@@ -69,9 +69,9 @@
 //! 5,444 → 946, queued-copy-acked in process-pause 10,645 → 997; signatures in 10,000 runs
 //! smoke 62,728 → 108,903, swarm 182,370 → 193,251; boost 16 was better for
 //! queued-copy-acked (261) and worse for the other two (267, 1,261) and for swarm's
-//! signatures (144,772 when boosted after settling too). After that fix, by `bench
-//! --explore`: commit-retry 3,713 → 406, sweep-trusts-renewal 6,689 → 1,258,
-//! queued-copy-acked 57,986 → 997 (sweep → explore).
+//! signatures (144,772 when boosted after settling too). After that fix, with 2 children
+//! per new state signature, by `bench --explore`: commit-retry 3,713 → 325,
+//! sweep-trusts-renewal 6,689 → 892, queued-copy-acked 57,986 → 861 (sweep → explore).
 //!
 //! **Strategies mix.** A share of the children ([`ExploreConfig::switch_percent`]) switch
 //! between the random walk and PCT at their branch point: the prefix replays under the
@@ -143,7 +143,11 @@ pub struct ExploreConfig {
     pub energy_sometimes: u32,
     /// Children granted to a new state signature before settling. Measured (10,000 runs, no
     /// sometimes-share, never settled): 2 gave smoke 50,299 signatures, 3 52,176, 4 54,866,
-    /// 6 55,074, 8 53,697.
+    /// 6 55,074, 8 53,697. With the settling and boosted children, 2 rather than 4 (after
+    /// the clock fix, 21 starts): snapshot-across-await in smoke 304 → 226 runs (a sweep's
+    /// 210), commit-retry-accepts-free-row 406 → 325, sweep-trusts-renewal 1,258 → 892,
+    /// queued-copy-acked 997 → 861; signatures smoke 113,565 → 107,450, swarm 187,401 →
+    /// 183,142 — fewer children per state point leave more of the early runs to the rest.
     pub energy_state: u32,
     /// Later runs that hit a sometimes-property already reached may each become one more
     /// point of it, up to this many, once every earlier point of it is spent: the first
@@ -229,7 +233,7 @@ impl Default for ExploreConfig {
             fresh_per_generation: 1,
             fresh_decay_runs: 64,
             energy_sometimes: 16,
-            energy_state: 4,
+            energy_state: 2,
             sometimes_rehits: 4,
             sometimes_share_percent: 25,
             sometimes_share_after_runs: 0,
