@@ -29,6 +29,25 @@ fn plan(runs: u64, jobs: usize, mutant: Option<Mutant>) -> SweepPlan {
     }
 }
 
+/// Saves the report's first failure shrunk into `dir`, loads the file, checks it was shrunk
+/// and replays from the file alone; returns its path and contents.
+fn saved_shrunk_and_replayed(
+    p: &SweepPlan,
+    report: &mut sutra_sim::report::SweepReport,
+    dir: &std::path::Path,
+) -> (String, Reproducer) {
+    let stop = AtomicBool::new(false);
+    let options = SaveFailures { dir: dir.to_path_buf(), shrink: true, jobs: 1, max: 1, deadline: None };
+    save_failures(p, report, &options, &stop).expect("the directory is writable");
+    let path = report.failures[0].reproducer.clone().expect("the failure was saved");
+    let reproducer = Reproducer::load(std::path::Path::new(&path)).expect("the saved file loads");
+    assert!(reproducer.note.contains("shrunk by"), "it was shrunk: {}", reproducer.note);
+    let replayed = replay(&reproducer, &CheckerSet::built_in(), false).expect("it replays");
+    assert!(matches!(replayed.reproduction, Reproduction::Reproduced), "it replays from the file alone");
+    assert_eq!(replayed.outcome.verdict.checker(), Some(report.failures[0].checker.as_str()));
+    (path, reproducer)
+}
+
 #[test]
 fn an_exploration_is_the_same_on_one_thread_and_on_two() {
     let stop = AtomicBool::new(false);
@@ -67,14 +86,7 @@ fn a_failure_of_a_grown_run_is_a_reproducer_that_shrinks_and_replays_from_its_fi
     report.failures.truncate(1);
     assert_eq!(report.failures.len(), 1, "a grown run failed among 96 runs of no-release-on-error");
     let dir = common::scratch("explore", "grown-failure");
-    let options = SaveFailures { dir: dir.to_path_buf(), shrink: true, jobs: 1, max: 1, deadline: None };
-    save_failures(&p, &mut report, &options, &stop).expect("the directory is writable");
-    let path = report.failures[0].reproducer.clone().expect("the failure was saved");
-    let reproducer = Reproducer::load(std::path::Path::new(&path)).expect("the saved file loads");
-    assert!(reproducer.note.contains("shrunk by"), "it was shrunk: {}", reproducer.note);
-    let replayed = replay(&reproducer, &CheckerSet::built_in(), false).expect("it replays");
-    assert!(matches!(replayed.reproduction, Reproduction::Reproduced), "it replays from the file alone");
-    assert_eq!(replayed.outcome.verdict.checker(), Some(report.failures[0].checker.as_str()));
+    let (path, _) = saved_shrunk_and_replayed(&p, &mut report, &dir);
     let (code, _, _) = common::sutra_sim(&["replay", &path]);
     assert_eq!(code, 1, "replaying the file fails again");
 }
@@ -128,14 +140,8 @@ fn a_failure_of_a_child_that_switched_strategy_replays_from_its_file_with_the_sw
     };
     assert_ne!(under(grown.strategy), under(grown.strategy.first()));
     let dir = common::scratch("explore", "switched-failure");
-    let options = SaveFailures { dir: dir.to_path_buf(), shrink: true, jobs: 1, max: 1, deadline: None };
-    save_failures(&p, &mut report, &options, &stop).expect("the directory is writable");
-    let path = report.failures[0].reproducer.clone().expect("the failure was saved");
-    let reproducer = Reproducer::load(std::path::Path::new(&path)).expect("the saved file loads");
+    let (_, reproducer) = saved_shrunk_and_replayed(&p, &mut report, &dir);
     assert!(reproducer.strategy.label().starts_with("random>pct:3:auto@"), "{}", reproducer.strategy.label());
-    assert!(reproducer.note.contains("shrunk by"), "it was shrunk with its switch: {}", reproducer.note);
-    let replayed = replay(&reproducer, &CheckerSet::built_in(), false).expect("it replays");
-    assert!(matches!(replayed.reproduction, Reproduction::Reproduced), "it replays from the file alone");
     let (code, _, err) =
         common::sutra_sim(&["explore", "--scenario", "smoke", "--runs", "8", "--switch-percent", "101"]);
     assert_eq!(code, 2, "{err}");
@@ -158,13 +164,7 @@ fn a_failure_of_a_boosted_child_replays_from_its_file_with_no_word_of_the_boost(
     report.failures.truncate(1);
     assert_eq!(report.failures.len(), 1, "a boosted child failed among 96 runs");
     let dir = common::scratch("explore", "boosted-failure");
-    let options = SaveFailures { dir: dir.to_path_buf(), shrink: true, jobs: 1, max: 1, deadline: None };
-    save_failures(&p, &mut report, &options, &stop).expect("the directory is writable");
-    let path = report.failures[0].reproducer.clone().expect("the failure was saved");
-    let reproducer = Reproducer::load(std::path::Path::new(&path)).expect("the saved file loads");
-    assert!(reproducer.note.contains("shrunk by"), "it was shrunk: {}", reproducer.note);
-    let replayed = replay(&reproducer, &CheckerSet::built_in(), false).expect("it replays");
-    assert!(matches!(replayed.reproduction, Reproduction::Reproduced), "it replays from the file alone");
+    saved_shrunk_and_replayed(&p, &mut report, &dir);
     for bad in [
         &["explore", "--scenario", "smoke", "--runs", "8", "--boost", "0"][..],
         &["explore", "--scenario", "smoke", "--runs", "8", "--boost-percent", "101"],

@@ -220,14 +220,9 @@ impl Entropy {
     /// True with probability `numerator / denominator`; `false` is the simpler answer (draw 0).
     #[inline]
     pub fn chance_in(&mut self, stream: Stream, numerator: u32, denominator: u32) -> bool {
-        assert!(numerator <= denominator && denominator > 0, "chance {numerator}/{denominator} is not a probability");
-        if numerator == 0 {
-            return false;
-        }
-        if numerator == denominator {
-            return true;
-        }
-        if u64::from(numerator) * 2 < u64::from(denominator) && self.boost() > 1 {
+        // Only a chance strictly between 0 and one half is boosted; the exact draw checks
+        // the odds and answers the rest.
+        if numerator > 0 && u64::from(numerator) * 2 < u64::from(denominator) && self.boost() > 1 {
             return self.boosted_chance(stream, numerator, denominator);
         }
         self.chance_in_exact(stream, numerator, denominator)
