@@ -336,41 +336,6 @@ impl Scenario {
         Budgets { events_max: self.run.events_max, sim_time_max: self.run.sim_time_max, polls_max: self.run.polls_max }
     }
 
-    /// The longest the correct model may go, after the heal, without progress while work is
-    /// left (`work_left`: a step committed or a claim let go for good), derived from the
-    /// timeouts. It is a bound on a gap, not on the whole workload: however much work is
-    /// queued behind a lane or a pull worker, the next piece of it completes within one
-    /// recovery and one step. The recovery is what the faults of the faulty phase can have
-    /// left behind at the heal, each of which runs out by itself: a dead or slow owner's claim
-    /// goes stale (a slow step lasts at most twice the claim timeout) and is swept within two
-    /// sweep intervals once a lapsed lease is taken over; a timer picked by a dead poller
-    /// comes back after its fire lease; a refused fire waits at most the backoff cap (a few
-    /// times); a task locked by a lost worker comes back after its lock; a delayed, late or
-    /// ambiguous call or delivery lands or times out. Then one step needs at most its longest
-    /// wait (a pull task's work included: queued behind the one worker, each task still
-    /// completes within it) and its duration.
-    pub fn progress_bound(&self) -> Duration {
-        let (t, w, f) = (&self.timeouts, &self.workload, &self.faults);
-        let recovery = t.claim_timeout * 2
-            + t.sweep_interval * 2
-            + t.lease_duration
-            + t.timer_fire_lease
-            + t.timer_backoff_max * 4
-            + t.task_lock_duration
-            + f.broker.delay_max
-            + f.timer_jitter.late_max
-            + f.store.unavailable_max
-            + f.store.latency_spike_max
-            + f.store_replies.client_timeout
-            + f.store_replies.boundary_pause_max;
-        let per_step = w.step_duration_max
-            + w.relay_delay_max.max(w.timer_delay_max).max(w.pull_work_max)
-            + t.requeue_delay * 2
-            + t.timer_poll_interval
-            + t.store_latency_max * 8
-            + t.broker_liveness_interval;
-        recovery + per_step
-    }
 
     /// Every duration of the scenario with its key, for validation.
     fn durations(&self) -> [(&'static str, Duration); 30] {
@@ -522,7 +487,7 @@ impl Scenario {
         if self.run.events_max == 0 || self.run.polls_max == 0 {
             return Err("run.events_max and run.polls_max must be more than 0".into());
         }
-        Ok(())
+        self.budgets_fit_the_work()
     }
 }
 
