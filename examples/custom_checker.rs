@@ -4,9 +4,11 @@
 //! The invariant: **no relay goes round more often than the scenario's timing can
 //! explain.** A refused relay is requeued and redelivered later (R4), so under contention
 //! a relay is legitimately delivered many times — about once per requeue delay, for as
-//! long as a dead, paused or slow owner can hold the claim. But every instance completes
-//! within the scenario's completion bound after the heal, so a relay delivered more often
-//! than one per requeue delay over the faulty phase plus that bound is not waiting out
+//! long as a dead, paused or slow owner can hold the claim. But a relay is refused only
+//! while another execution of its instance holds the claim, and after the heal no claim
+//! outlasts the scenario's progress bound (a step, or a stale claim swept), so a relay
+//! delivered more often than one per requeue delay over the faulty phase plus that bound
+//! is not waiting out
 //! contention: it is going round in a livelock. The built-in eventual-completion checker
 //! sees such a livelock only at the end of the run, after up to an hour of simulated time;
 //! this always-checker reports it the moment the relay goes round once too often, and names
@@ -39,10 +41,10 @@ pub const RELAY_OUTLASTED_CONTENTION: &str = "sometimes-relay-outlasted-contenti
 pub const CONTENTION_DELIVERIES_MIN: u32 = 5;
 
 /// The most deliveries of one relay that `scenario`'s timing can explain: one per requeue
-/// delay, for as long as the scenario lets an instance take — the faulty phase, then the
-/// completion bound after the heal.
+/// delay, for as long as the scenario lets a claim block it — the faulty phase, then the
+/// progress bound after the heal.
 pub fn deliveries_max(scenario: &Scenario) -> u32 {
-    let allowed = scenario.phases.heal_at + scenario.completion_bound();
+    let allowed = scenario.phases.heal_at + scenario.progress_bound();
     let per_delivery = scenario.timeouts.requeue_delay.max(std::time::Duration::from_millis(1));
     u32::try_from(allowed.as_millis() / per_delivery.as_millis()).unwrap_or(u32::MAX)
 }
@@ -75,7 +77,7 @@ impl Checker<ModelEvent, ModelView> for BoundedRedelivery {
         if *deliveries > bound {
             return Check::Fail(format!(
                 "relay {} of instance {} was delivered {} times in {} ms of simulated time: more than the {bound} \
-                 that one delivery per requeue delay over the faulty phase and the completion bound allows — it is \
+                 that one delivery per requeue delay over the faulty phase and the progress bound allows — it is \
                  going round, not waiting out contention",
                 message.0,
                 instance.0,

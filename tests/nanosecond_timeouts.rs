@@ -51,6 +51,11 @@ fn drawn(index: usize, permille: [u64; 11], jitter: [u64; 11], fast_sweep_ns: Op
     }
     // R16, which validation enforces: steps stay far below the claim timeout.
     t.claim_timeout = t.claim_timeout.max(s.workload.step_duration_max * 4);
+    // The budgets follow the timing, as validation asks: sweeps every few milliseconds
+    // emit more events over a run than the scenario's own budget allows for.
+    s.run.events_max = s.run.events_max.max(s.events_bound());
+    s.run.polls_max = s.run.polls_max.max(s.polls_bound());
+    s.run.sim_time_max = s.run.sim_time_max.max(s.run_time_bound());
     s
 }
 

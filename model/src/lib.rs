@@ -29,6 +29,8 @@ pub mod streams;
 pub mod variant;
 pub mod view;
 pub mod workload;
+pub mod work_bounds;
+pub mod work_left;
 pub mod world;
 
 use std::rc::Rc;

@@ -336,29 +336,6 @@ impl Scenario {
         Budgets { events_max: self.run.events_max, sim_time_max: self.run.sim_time_max, polls_max: self.run.polls_max }
     }
 
-    /// The bound by which, after the heal, every instance must have completed, derived
-    /// from the timeouts: a dead owner's claim is swept within claim timeout + two sweep
-    /// intervals + a lapsed lease; a timer picked by a dead poller comes back after its
-    /// fire lease; a refused fire waits at most the backoff cap (a few times); a task
-    /// locked by a lost worker comes back after its lock; then each remaining step needs
-    /// at most its longest wait and duration.
-    pub fn completion_bound(&self) -> Duration {
-        let t = &self.timeouts;
-        let w = &self.workload;
-        let recovery = t.claim_timeout
-            + t.sweep_interval * 2
-            + t.lease_duration
-            + t.timer_fire_lease
-            + t.timer_backoff_max * 4
-            + t.task_lock_duration;
-        let per_step = w.step_duration_max
-            + w.relay_delay_max.max(w.timer_delay_max).max(w.pull_work_max)
-            + t.requeue_delay * 2
-            + t.timer_poll_interval
-            + t.store_latency_max * 8
-            + t.broker_liveness_interval;
-        recovery + per_step * w.steps.min(STEPS_MAX)
-    }
 
     /// Every duration of the scenario with its key, for validation.
     fn durations(&self) -> [(&'static str, Duration); 30] {
@@ -510,7 +487,7 @@ impl Scenario {
         if self.run.events_max == 0 || self.run.polls_max == 0 {
             return Err("run.events_max and run.polls_max must be more than 0".into());
         }
-        Ok(())
+        self.budgets_fit_the_work()
     }
 }
 

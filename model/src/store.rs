@@ -29,6 +29,7 @@ use crate::faults::store::{Refusal, StoreFaults};
 use crate::ids::{ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
 use crate::spec::{RETRY_ATTEMPTS_MAX, RETRY_BACKOFF_BASE, RETRY_BACKOFF_MAX};
 use crate::streams;
+use crate::work_left::WorkLeft;
 
 /// What an instance waits for before its next step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -108,6 +109,9 @@ pub struct StoreState {
     pub tasks: DenseMap<InstanceId, TaskRow>,
     /// The sweeper lease: holder and expiry.
     pub lease: Option<(ProcessId, SimTime)>,
+    /// The work left (steps not committed, claims held), kept from the rows the store
+    /// writes, so the driver can tell progress from a stall in O(1).
+    pub work: WorkLeft,
 }
 
 impl StoreState {
@@ -369,7 +373,14 @@ impl Store {
             steps,
             plan,
         });
+        s.work.observe(&ModelEvent::InstanceStarted { instance: id, steps });
         id
+    }
+
+    /// Emits a row-written witness, and counts it in the work left.
+    fn witness_row(&self, event: ModelEvent) {
+        self.state.borrow_mut().work.observe(&event);
+        self.tracer.emit(event);
     }
 
     /// R2: take the claim if the row is free, stale by the store's clock, or held by the
@@ -458,7 +469,7 @@ impl Store {
                         epoch,
                         task: sender(),
                     });
-                    self.tracer.emit(ModelEvent::RowWritten {
+                    self.witness_row(ModelEvent::RowWritten {
                         instance,
                         write: WriteKind::Claim,
                         by: Some(exec),
@@ -616,7 +627,7 @@ impl Store {
                     version_after: version,
                     task: sender(),
                 });
-                self.tracer.emit(ModelEvent::RowWritten {
+                self.witness_row(ModelEvent::RowWritten {
                     instance,
                     write: WriteKind::Commit,
                     by: Some(exec),
@@ -749,7 +760,7 @@ impl Store {
             written
         };
         if matched {
-            self.tracer.emit(ModelEvent::RowWritten {
+            self.witness_row(ModelEvent::RowWritten {
                 instance,
                 write,
                 by: Some(exec),
@@ -935,7 +946,7 @@ impl Store {
         parked: bool,
     ) {
         self.tracer.emit(ModelEvent::Swept { instance, owner, epoch, age_ns, by, lease_held, task: sender() });
-        self.tracer.emit(ModelEvent::RowWritten {
+        self.witness_row(ModelEvent::RowWritten {
             instance,
             write: WriteKind::Sweep,
             by: None,

@@ -1,0 +1,292 @@
+//! Bounds a scenario's timeouts and the size of its work give: how long the correct model
+//! may go without progress after the heal (what `eventual-completion` judges), and how much
+//! simulated time, how many events and how many polls a whole run of the correct model may
+//! take (what its budgets must allow, or validation refuses them).
+//!
+//! The budgets are a safety net against a run that never ends, not a judgement: a budget
+//! the correct model can overrun is a false alarm, and one that is only met by the built-in
+//! scenarios' sizes is a false alarm waiting for the first team that models its own
+//! deployment. So each budget is checked against what the workload can take — the work
+//! queued behind the one resource it shares (a pull worker, a lane) as well as the timeouts.
+//! Where a count is drawn (how many steps wait for a pull task, how many instances one lane
+//! owns), it is bounded at its mean plus eight standard deviations: exceeded with a
+//! probability far below once in all the seeds anyone will run.
+
+use std::time::Duration;
+
+use sutra_sim_core::format_duration;
+
+use crate::scenario::Scenario;
+
+/// Events a step may cost, with its claims, refusals, redeliveries and store witnesses (the
+/// built-in scenarios measure up to about 210, periodic roles and faults included).
+pub const EVENTS_PER_STEP: u64 = 250;
+/// Events a live process may emit per simulated second besides its periodic roles' (at most
+/// 0.3 measured in a 32-replica world, steps included).
+pub const EVENTS_PER_PROCESS_SECOND: f64 = 2.0;
+/// Events a sweep may emit (its lease call and its select; what it clears counts as steps').
+pub const EVENTS_PER_ROUND: f64 = 4.0;
+/// Events a fault tick may cost per process (one per fault kind at most, with its effects).
+pub const EVENTS_PER_PROCESS_TICK: u64 = 10;
+/// Polls an event may cost, idle polling aside (measured 1.0–1.7 in the built-in scenarios).
+pub const POLLS_PER_EVENT: u64 = 4;
+/// Polls a process may take per simulated second besides its periodic roles' (about 1.4
+/// measured in a 32-replica world, its periodic roles included).
+pub const POLLS_PER_PROCESS_SECOND: f64 = 4.0;
+/// Polls a periodic round may take (a poll loop's wake-up and the store calls it makes).
+pub const POLLS_PER_ROUND: f64 = 4.0;
+
+impl Scenario {
+    /// The longest the correct model may go, after the heal, without progress while work is
+    /// left (`work_left`: a step committed or a claim let go for good). It bounds a gap, not
+    /// the whole workload: however much work is queued behind a lane or a pull worker, the
+    /// next piece of it completes within one recovery and one step.
+    pub fn progress_bound(&self) -> Duration {
+        self.recovery_bound() + self.step_bound()
+    }
+
+    /// What the faults of the faulty phase can have left behind at the heal, each of which
+    /// runs out by itself: a dead or slow owner's claim goes stale (a slow step lasts at most
+    /// twice the claim timeout) and is swept within two sweep intervals once a lapsed lease
+    /// is taken over; a timer picked by a dead poller comes back after its fire lease; a
+    /// refused fire waits at most the backoff cap (a few times); a task locked by a lost
+    /// worker comes back after its lock; a delayed, late or ambiguous call or delivery lands
+    /// or times out.
+    pub fn recovery_bound(&self) -> Duration {
+        let (t, f) = (&self.timeouts, &self.faults);
+        t.claim_timeout * 2
+            + t.sweep_interval * 2
+            + t.lease_duration
+            + t.timer_fire_lease
+            + t.timer_backoff_max * 4
+            + t.task_lock_duration
+            + f.broker.delay_max
+            + f.timer_jitter.late_max
+            + f.store.unavailable_max
+            + f.store.latency_spike_max
+            + f.store_replies.client_timeout
+            + f.store_replies.boundary_pause_max
+    }
+
+    /// One step, once nothing is left over from the faults: its longest wait (a relay's
+    /// delay and requeues, a timer's delay and the poll that sees it, a pull task's work)
+    /// and its duration, with the store calls around it.
+    pub fn step_bound(&self) -> Duration {
+        let (t, w) = (&self.timeouts, &self.workload);
+        w.step_duration_max
+            + w.relay_delay_max.max(w.timer_delay_max).max(w.pull_work_max)
+            + t.requeue_delay * 2
+            + t.timer_poll_interval
+            + t.store_latency_max * 8
+            + t.broker_liveness_interval
+    }
+
+    /// The most simulated time a run of the correct model may take: the faulty phase, a
+    /// recovery and every instance's own chain of steps, plus all the work queued behind
+    /// the resources instances share — the pull workers' tasks, and the steps of the busiest
+    /// lane — as if none of it overlapped.
+    pub fn run_time_bound(&self) -> Duration {
+        let (t, w, top) = (&self.timeouts, &self.workload, &self.topology);
+        let store_calls = t.store_latency_max * 8;
+        let chain = self.step_bound() * w.steps;
+        let pull_queue = match top.pull_workers {
+            0 => Duration::ZERO,
+            workers => (w.pull_work_max + store_calls) * saturate(self.pull_tasks_bound().div_ceil(u64::from(workers))),
+        };
+        let lane_steps = self.busiest_lane_instances_bound() * u64::from(w.steps);
+        let lane_queue = (w.step_duration_max + store_calls) * saturate(lane_steps);
+        self.phases.heal_at + self.progress_bound() + chain + pull_queue + lane_queue
+    }
+
+    /// The most events a run of the correct model may emit.
+    pub fn events_bound(&self) -> u64 {
+        let steps = u64::from(self.workload.instances) * u64::from(self.workload.steps);
+        let ticks = ticks(self.phases.heal_at, self.faults.tick);
+        // Only the lease holder sweeps; every process runs its other roles.
+        let sweeps = EVENTS_PER_ROUND * rounds_per_second(self.timeouts.sweep_interval);
+        let seconds = seconds(self.run_time_bound()) as f64;
+        EVENTS_PER_STEP
+            .saturating_mul(steps)
+            .saturating_add(self.over_the_run(EVENTS_PER_PROCESS_SECOND))
+            .saturating_add((sweeps * seconds).ceil() as u64)
+            .saturating_add(EVENTS_PER_PROCESS_TICK.saturating_mul(self.processes()).saturating_mul(ticks))
+    }
+
+    /// The most task polls a run of the correct model may take.
+    pub fn polls_bound(&self) -> u64 {
+        let ticks = ticks(self.phases.heal_at, self.faults.tick);
+        let t = &self.timeouts;
+        let rounds = [
+            t.sweep_interval,
+            t.lease_duration,
+            t.timer_poll_interval,
+            t.broker_liveness_interval,
+            crate::workload::DRIVER_POLL_INTERVAL,
+        ]
+        .into_iter()
+        .map(rounds_per_second)
+        .sum::<f64>();
+        POLLS_PER_EVENT
+            .saturating_mul(self.events_bound())
+            .saturating_add(self.over_the_run(POLLS_PER_PROCESS_SECOND + POLLS_PER_ROUND * rounds))
+            .saturating_add(self.processes().saturating_mul(ticks))
+    }
+
+    /// Refuses budgets the correct model can overrun, naming what the work needs.
+    pub(crate) fn budgets_fit_the_work(&self) -> Result<(), String> {
+        let needed = self.run_time_bound();
+        if self.run.sim_time_max < needed {
+            // Whole seconds, rounded up, so the value can be pasted into the file.
+            let needed = Duration::from_secs(seconds(needed));
+            return Err(format!(
+                "run.sim_time_max ({}) is shorter than a run of this workload may take ({}: the heal at {}, a \
+                 recovery and each instance's {} step(s), {} pull task(s) on {} pull worker(s) and {} step(s) on the \
+                 busiest lane, at their longest); raise it to at least {}{}",
+                format_duration(self.run.sim_time_max),
+                format_duration(needed),
+                format_duration(self.phases.heal_at),
+                self.workload.steps,
+                self.pull_tasks_bound(),
+                self.topology.pull_workers,
+                self.busiest_lane_instances_bound() * u64::from(self.workload.steps),
+                format_duration(needed),
+                if needed > crate::scenario::DURATION_MAX {
+                    " — which is past the longest a scenario may give: fewer instances or steps, or more pull workers"
+                } else {
+                    ""
+                }
+            ));
+        }
+        for (key, have, needed, most) in [
+            ("run.events_max", self.run.events_max, self.events_bound(), crate::scenario::EVENTS_MAX),
+            ("run.polls_max", self.run.polls_max, self.polls_bound(), crate::scenario::POLLS_MAX),
+        ] {
+            if have < needed {
+                return Err(format!(
+                    "{key} ({have}) is below what a run of this workload may take ({needed}, for {} instance(s) of {} \
+                     step(s) on {} process(es) over up to {}); raise it to at least {needed}{}",
+                    self.workload.instances,
+                    self.workload.steps,
+                    self.processes(),
+                    format_duration(self.run_time_bound()),
+                    if needed > most {
+                        format!(" — which is past the most a scenario may give ({most}): fewer instances or steps")
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Steps that may wait for a pull task: a draw of each non-first step's kind.
+    pub fn pull_tasks_bound(&self) -> u64 {
+        let w = &self.workload;
+        let total = w.relay_weight + w.timer_weight + w.pull_weight;
+        let draws = u64::from(w.instances) * u64::from(w.steps.saturating_sub(1));
+        high_quantile(draws, f64::from(w.pull_weight) / f64::from(total.max(1)))
+    }
+
+    /// Instances the busiest lane may be routed: instance-hash routing spreads them over
+    /// every lane of every replica, as a draw would.
+    pub fn busiest_lane_instances_bound(&self) -> u64 {
+        let lanes = self.topology.replicas * self.topology.lanes;
+        high_quantile(u64::from(self.workload.instances), 1.0 / f64::from(lanes.max(1)))
+    }
+
+    /// A rate per process and simulated second, over every process and the longest run.
+    fn over_the_run(&self, per_process_second: f64) -> u64 {
+        let total = per_process_second * self.processes() as f64 * seconds(self.run_time_bound()) as f64;
+        // A float past u64::MAX converts to u64::MAX: the bound saturates.
+        total.ceil() as u64
+    }
+
+    /// Replicas and pull workers, and one for the broker and the harness.
+    fn processes(&self) -> u64 {
+        u64::from(self.topology.replicas) + u64::from(self.topology.pull_workers) + 1
+    }
+}
+
+/// A count of `draws` trials of probability `p` that is exceeded with negligible
+/// probability: the mean plus eight standard deviations plus eight, at most `draws`.
+fn high_quantile(draws: u64, p: f64) -> u64 {
+    if p <= 0.0 {
+        return 0;
+    }
+    let n = draws as f64;
+    let bound = n * p + 8.0 * (n * p * (1.0 - p)).sqrt() + 8.0;
+    (bound.ceil() as u64).min(draws)
+}
+
+fn saturate(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// How often a role that runs every `interval` runs per simulated second.
+fn rounds_per_second(interval: Duration) -> f64 {
+    1.0 / interval.as_secs_f64().max(1e-9)
+}
+
+fn seconds(d: Duration) -> u64 {
+    d.as_secs() + 1
+}
+
+/// Fault ticks in the faulty phase.
+fn ticks(heal_at: Duration, tick: Duration) -> u64 {
+    u64::try_from(heal_at.as_nanos() / tick.as_nanos().max(1)).unwrap_or(u64::MAX) + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_built_in_scenario_fits_its_budgets() {
+        for s in Scenario::all_built_in() {
+            assert!(s.run.sim_time_max >= s.run_time_bound(), "{}", s.name);
+            assert!(s.run.events_max >= s.events_bound(), "{}", s.name);
+        }
+    }
+
+    #[test]
+    fn more_work_on_one_pull_worker_needs_more_time() {
+        let small = Scenario::built_in("smoke").unwrap();
+        let mut big = small.clone();
+        big.workload.instances = 600;
+        assert!(big.pull_tasks_bound() > 10 * small.pull_tasks_bound());
+        assert!(big.run_time_bound() > small.run_time_bound() + Duration::from_secs(3_600));
+        let mut more_workers = big.clone();
+        more_workers.topology.pull_workers = 8;
+        assert!(more_workers.run_time_bound() < big.run_time_bound());
+    }
+
+    #[test]
+    fn a_budget_the_work_can_overrun_is_refused_naming_what_it_needs() {
+        let mut s = Scenario::built_in("smoke").unwrap();
+        s.workload.instances = 600;
+        let e = s.validate().unwrap_err();
+        assert!(e.contains("run.sim_time_max (1h) is shorter than a run of this workload may take"), "{e}");
+        s.run.sim_time_max = s.run_time_bound();
+        let e = s.validate().unwrap_err();
+        assert!(e.contains("run.events_max (200000) is below"), "{e}");
+        s.run.events_max = s.events_bound();
+        s.run.polls_max = s.polls_bound();
+        assert_eq!(s.validate(), Ok(()));
+    }
+
+    #[test]
+    fn a_time_limit_just_after_the_heal_is_refused() {
+        let mut s = Scenario::built_in("smoke").unwrap();
+        s.run.sim_time_max = s.phases.heal_at + Duration::from_secs(1);
+        assert!(s.validate().unwrap_err().contains("run.sim_time_max"));
+    }
+
+    #[test]
+    fn the_high_quantile_is_past_the_mean_and_never_past_the_draws() {
+        assert_eq!(high_quantile(100, 0.0), 0);
+        assert_eq!(high_quantile(10, 0.5), 10);
+        let q = high_quantile(12_000, 0.125);
+        assert!(q > 1_500 && q < 1_900, "{q}");
+    }
+}

@@ -1,0 +1,155 @@
+//! The correct model runs clean on scenarios of a real deployment's size, not only on the
+//! built-in corner (issue #26): every built-in scenario sits at 3 replicas, 2 lanes and 6
+//! instances, so a liveness bound that only held there went red the first day a team
+//! modelled 16 replicas or 60 instances on one pull worker.
+//!
+//! A scenario here is a built-in one with its sizes drawn across the whole range the
+//! validator accepts — replicas 1–32, lanes 1–64, instances into the thousands, steps into
+//! the hundreds, pull workers 0–32, prefetch 1–1,000 — and each fault kind switched on or
+//! off. Its budgets are raised to what validation asks for (as a user would, following the
+//! message); every drawn scenario must then be accepted and pass on every seed.
+//!
+//! The suite's draw keeps each world to a few thousand steps, so it runs in a debug build
+//! within the test suite's time; `SUTRA_SIM_SCALED_CASES=N` draws N cases, and
+//! `SUTRA_SIM_SCALED_STEPS=M` lets a world hold up to M steps (`cargo test --release --test
+//! scaled_scenarios` for the full range by hand).
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use sutra_sim_model::faults::kind::FaultKind;
+use sutra_sim_model::scenario::{LANES_MAX, PULL_WORKERS_MAX, REPLICAS_MAX, STEPS_MAX};
+use sutra_sim_model::{run, RunOptions, Scenario};
+
+/// Cases the suite draws unless `SUTRA_SIM_SCALED_CASES` says otherwise.
+const CASES_DEFAULT: u32 = 12;
+/// Seeds each drawn scenario runs.
+const SEEDS_PER_CASE: u64 = 2;
+/// The most steps (instances × steps) one drawn world holds in the suite.
+const WORLD_STEPS_DEFAULT: u64 = 2_500;
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// The sizes of one drawn world.
+#[derive(Clone, Debug)]
+struct Sizes {
+    base: usize,
+    replicas: u32,
+    lanes: u32,
+    instances: u32,
+    steps: u32,
+    pull_workers: u32,
+    prefetch: u32,
+    /// Bit `i` switches fault kind `FaultKind::ALL[i]` off.
+    faults_off: u32,
+}
+
+/// A number in `1..=max` drawn log-uniformly, so small and large sizes are both common.
+fn log_uniform(max: u32) -> impl Strategy<Value = u32> {
+    (0.0f64..=1.0).prop_map(move |u| ((f64::from(max).ln() * u).exp().round() as u32).clamp(1, max))
+}
+
+fn sizes(world_steps: u64) -> impl Strategy<Value = Sizes> {
+    let bases = Scenario::all_built_in().len();
+    (
+        0..bases,
+        log_uniform(REPLICAS_MAX),
+        log_uniform(LANES_MAX),
+        log_uniform(10_000),
+        log_uniform(STEPS_MAX.min(300)),
+        0..=PULL_WORKERS_MAX,
+        log_uniform(1_000),
+        any::<u32>(),
+    )
+        .prop_map(move |(base, replicas, lanes, instances, steps, pull_workers, prefetch, faults_off)| {
+            // Keep the world within its step budget: fewer instances first.
+            let steps_cap = world_steps.max(1);
+            let instances = instances.min((steps_cap / u64::from(steps)).max(1) as u32);
+            let steps = steps.min((steps_cap / u64::from(instances)).max(1) as u32);
+            Sizes { base, replicas, lanes, instances, steps, pull_workers, prefetch, faults_off }
+        })
+}
+
+/// The base scenario with `sizes`, its budgets raised to what the work needs.
+fn scenario(sizes: &Sizes) -> Scenario {
+    let mut s = Scenario::all_built_in().swap_remove(sizes.base);
+    s.topology.replicas = sizes.replicas;
+    s.topology.lanes = sizes.lanes;
+    s.topology.pull_workers = sizes.pull_workers;
+    s.topology.prefetch = sizes.prefetch;
+    s.workload.instances = sizes.instances;
+    s.workload.steps = sizes.steps;
+    if sizes.pull_workers == 0 {
+        // Validation asks for a pull worker when steps may wait for one.
+        s.workload.pull_weight = 0;
+        if s.workload.relay_weight + s.workload.timer_weight == 0 {
+            s.workload.relay_weight = 1;
+        }
+    }
+    for (i, kind) in FaultKind::ALL.iter().enumerate() {
+        if sizes.faults_off & (1 << (i % 32)) != 0 {
+            s.faults.switch_off(*kind);
+        }
+    }
+    s.run.sim_time_max = s.run.sim_time_max.max(s.run_time_bound().min(sutra_sim_model::scenario::DURATION_MAX));
+    s.run.events_max = s.run.events_max.max(s.events_bound());
+    s.run.polls_max = s.run.polls_max.max(s.polls_bound());
+    s
+}
+
+#[test]
+fn the_correct_model_passes_on_scenarios_of_every_accepted_size() {
+    let cases = env_number("SUTRA_SIM_SCALED_CASES", u64::from(CASES_DEFAULT)) as u32;
+    let world_steps = env_number("SUTRA_SIM_SCALED_STEPS", WORLD_STEPS_DEFAULT);
+    // A fixed proptest seed: CI draws the same scenarios every time.
+    let config = Config { cases, failure_persistence: None, max_shrink_iters: 0, ..Config::default() };
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[26; 32]);
+    let mut runner = TestRunner::new_with_rng(config, rng);
+    let result = runner.run(&sizes(world_steps), |sizes| {
+        let s = scenario(&sizes);
+        if let Err(e) = s.validate() {
+            // Only a workload longer than a scenario may last is refused here.
+            prop_assume!(!e.contains("past the most a scenario may give") && !e.contains("past the longest"));
+            return Err(TestCaseError::fail(format!("{sizes:?} was refused: {e}")));
+        }
+        for seed in 0..SEEDS_PER_CASE {
+            let out = run(&s, &RunOptions::seeded(seed));
+            prop_assert!(
+                out.verdict.is_pass(),
+                "{} with {sizes:?}, seed {seed}: {} ({} events, {} simulated)",
+                s.name,
+                out.verdict,
+                out.events,
+                out.sim_time
+            );
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
+
+#[test]
+fn a_big_copy_of_smoke_on_one_pull_worker_passes() {
+    // The false alarm issue #26 shrank: 20 instances, 1 replica, 1 lane, one pull worker
+    // busy with every other instance's tasks, no faults, heal at 0.
+    let mut s = Scenario::built_in("smoke").unwrap();
+    s.topology.replicas = 1;
+    s.topology.lanes = 1;
+    s.workload.instances = 20;
+    s.workload.pull_weight = 8;
+    s.phases.heal_at = std::time::Duration::ZERO;
+    for kind in FaultKind::ALL {
+        s.faults.switch_off(*kind);
+    }
+    s.run.sim_time_max = s.run_time_bound();
+    s.run.events_max = s.events_bound();
+    s.run.polls_max = s.polls_bound();
+    s.validate().unwrap();
+    for seed in 0..4 {
+        let out = run(&s, &RunOptions::seeded(seed));
+        assert!(out.verdict.is_pass(), "seed {seed}: {} at {}", out.verdict, out.sim_time);
+    }
+}
