@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 /// ([`SweepReport::failures_by_checker`], [`SweepReport::failures_left_out`]).
 pub const FAILURES_KEPT_PER_CHECKER: usize = 100;
 
+/// Most bytes a report `merge` reads (64 MiB; a report keeps at most
+/// [`FAILURES_KEPT_PER_CHECKER`] failures per checker, a few MiB at most).
+pub const REPORT_BYTES_MAX: u64 = 64 << 20;
+
 /// One failing seed.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Failure {
