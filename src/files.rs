@@ -98,6 +98,8 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     let dir = parent_of(&file);
     let name = file.file_name().ok_or_else(|| std::io::Error::other(format!("{} names no file", path.display())))?;
     let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
+    // Until it is renamed or removed, a forced exit removes it (see `crate::temporary`).
+    let _registered = crate::temporary::register(&tmp);
     let result = (|| {
         let mut f = fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(contents)?;
@@ -161,6 +163,7 @@ pub fn check_directory_writable(dir: &Path) -> Result<(), String> {
 /// Creates and removes an empty file in `dir`.
 fn probe_directory(dir: &Path) -> Result<(), String> {
     let probe = dir.join(format!(".sutra-sim-probe-{}", std::process::id()));
+    let _registered = crate::temporary::register(&probe);
     fs::OpenOptions::new()
         .write(true)
         .create_new(true)
