@@ -136,13 +136,19 @@ impl SweepReport {
     /// `failures_by_checker`, the kept failures (sorted, capped per checker), the left-out
     /// count, unreached coverage and the rates.
     pub fn finish(&mut self) {
-        self.failures.sort();
+        // The cap keeps the first failures in sweep order — seeds ascending, and for each
+        // seed the scenarios in the order swept — as the sweep itself does: so a merge of
+        // shards lists exactly what one sweep of the range lists. Then they are listed by
+        // scenario and seed.
+        let position = |name: &str| self.scenarios.iter().position(|s| s == name).unwrap_or(usize::MAX);
+        self.failures.sort_by_cached_key(|f| (f.seed, position(&f.scenario)));
         let mut kept: BTreeMap<String, usize> = BTreeMap::new();
         self.failures.retain(|f| {
             let n = kept.entry(f.checker.clone()).or_insert(0);
             *n += 1;
             *n <= FAILURES_KEPT_PER_CHECKER
         });
+        self.failures.sort();
         let count = |class: &str| self.failures_by_checker.get(class).copied().unwrap_or(0);
         self.violations = self.failures_by_checker.values().sum();
         self.hangs = count("hang");

@@ -161,3 +161,31 @@ fn an_edited_scenario_inside_a_reproducer_is_stale_not_corrupt() {
     assert!(out.starts_with("STALE"), "{out}{err}");
     assert!(!err.contains("checksum"), "{err}");
 }
+
+#[test]
+fn merged_shards_list_the_failures_one_sweep_lists_once_the_cap_applies() {
+    let dir = scratch("merge-cap");
+    let sweep = ["sweep", "--scenario", "all", "--count", "40", "--mutant", "no-release-on-error", "--jobs", "2"];
+    let (code, _, err) = sutra_sim_in(&dir, &[&sweep[..], &["--report", "whole.json"]].concat());
+    assert_eq!(code, 1, "{err}");
+    let mut merge = vec!["merge".to_string()];
+    for i in 0..4 {
+        let report = format!("shard-{i}.json");
+        let shard = format!("{i}/4");
+        let (code, _, err) = sutra_sim_in(&dir, &[&sweep[..], &["--shard", &shard, "--report", &report]].concat());
+        assert_eq!(code, 1, "{err}");
+        merge.push(report);
+    }
+    merge.extend(["-o".to_string(), "merged.json".to_string()]);
+    let (code, out, err) = sutra_sim_in(&dir, &merge.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 1, "{out}{err}");
+    let (whole, merged) = (json(&dir.join("whole.json")), json(&dir.join("merged.json")));
+    assert!(whole["failures_left_out"].as_u64().unwrap() > 0, "the cap applies: {}", whole["failures_by_checker"]);
+    assert_eq!(merged["failures_by_checker"], whole["failures_by_checker"]);
+    assert_eq!(merged["failures_left_out"], whole["failures_left_out"]);
+    let seeds = |doc: &serde_json::Value| -> Vec<String> {
+        doc["failures"].as_array().unwrap().iter().map(|f| format!("{} {}", f["scenario"], f["seed"])).collect()
+    };
+    assert_eq!(seeds(&merged), seeds(&whole), "the merge lists other failures than the sweep");
+    assert_eq!(merged["failures"], whole["failures"]);
+}
