@@ -85,6 +85,14 @@ pub struct SweepReport {
     pub strategy: Option<String>,
     /// The mutant switched on, if any.
     pub mutant: Option<String>,
+    /// The share of seeds run a second time to check that they run the same
+    /// (`--check-determinism`), as a fraction from 0 to 1: 0 if determinism was not checked.
+    #[serde(default)]
+    pub check_determinism_rate: f64,
+    /// Seeds run a second time at that rate (those that ran differently are failures of
+    /// checker `determinism`).
+    #[serde(default)]
+    pub determinism_rechecked: u64,
     /// For a merge: the shards it joined.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_shards: Vec<String>,
@@ -174,6 +182,7 @@ impl SweepReport {
         merged.failures_by_checker.clear();
         merged.coverage.clear();
         merged.seeds_run = 0;
+        merged.determinism_rechecked = 0;
         merged.events = 0;
         merged.wall_seconds = 0.0;
         merged.stopped_early = false;
@@ -200,6 +209,11 @@ impl SweepReport {
             same("model hash", first.model_hash.clone(), r.model_hash.clone())?;
             same("mutant", format!("{:?}", first.mutant), format!("{:?}", r.mutant))?;
             same("strategy", format!("{:?}", first.strategy), format!("{:?}", r.strategy))?;
+            same(
+                "determinism check rate",
+                first.check_determinism_rate.to_string(),
+                r.check_determinism_rate.to_string(),
+            )?;
             same(
                 "seed range",
                 format!("start {} count {}", first.start, first.count),
@@ -230,6 +244,7 @@ impl SweepReport {
             }
             shards.push(shard);
             merged.seeds_run += r.seeds_run;
+            merged.determinism_rechecked += r.determinism_rechecked;
             merged.events += r.events;
             merged.wall_seconds = merged.wall_seconds.max(r.wall_seconds);
             merged.stopped_early |= r.stopped_early;
@@ -309,6 +324,14 @@ impl SweepReport {
         if let Some(e) = &self.exploration {
             out.push_str(&e.summary());
         }
+        if self.check_determinism_rate > 0.0 {
+            let diverged = self.failures_by_checker.get(crate::sweep::DETERMINISM).copied().unwrap_or(0);
+            out.push_str(&format!(
+                "  determinism: {} seed(s) re-run ({}), {diverged} ran differently\n",
+                self.determinism_rechecked,
+                self.determinism_rate_text()
+            ));
+        }
         if !self.unreached.is_empty() {
             out.push_str(&format!("  coverage never reached (a vacuous green): {}\n", self.unreached.join(", ")));
         }
@@ -324,10 +347,27 @@ impl SweepReport {
         out
     }
 
+    /// The determinism check rate as a percentage: `1%`, `0.5%`.
+    pub fn determinism_rate_text(&self) -> String {
+        format!("{}%", (self.check_determinism_rate * 1e6).round() / 1e4)
+    }
+
+    /// JUnit `<properties>` of every suite: the sweep's determinism check, when it ran.
+    fn junit_properties(&self) -> String {
+        if self.check_determinism_rate == 0.0 {
+            return String::new();
+        }
+        format!(
+            "    <properties>\n      <property name=\"check_determinism_rate\" value=\"{}\"/>\n      <property name=\"determinism_rechecked\" value=\"{}\"/>\n    </properties>\n",
+            self.check_determinism_rate, self.determinism_rechecked
+        )
+    }
+
     /// JUnit XML, in the shape CI dashboards (GitHub, GitLab, Jenkins) render well: one
     /// suite per scenario holding one failing test case per failing seed kept in the report
     /// (named `seed N`, with the checker as the failure type and the replay line in the
-    /// text) and one passing case, `passing seeds`, for the rest; and, when failures were
+    /// text) and one passing case, `passing seeds`, for the rest — with the sweep's
+    /// determinism check in its `<properties>` when it ran; and, when failures were
     /// left out of the report, one more suite `left out` with a single failing case that
     /// says how many. The root's `tests` and `failures` are the sums of its suites', so
     /// every dashboard shows the same numbers; the exact seed counts are in the JSON report.
@@ -344,6 +384,7 @@ impl SweepReport {
                 failures.len() + 1,
                 failures.len()
             ));
+            suites.push_str(&self.junit_properties());
             for f in &failures {
                 suites.push_str(&format!(
                     "    <testcase classname=\"{}\" name=\"seed {}\">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>\n",
@@ -412,6 +453,8 @@ mod tests {
             merged_shards: vec![],
             missing_shards: vec![],
             mutant: None,
+            check_determinism_rate: 0.0,
+            determinism_rechecked: 0,
             seeds_run: seeds,
             violations: 0,
             hangs: 0,
