@@ -282,6 +282,17 @@ impl SweepReport {
         }
     }
 
+    /// The exit code the command line gives this report, for a program of yours that
+    /// sweeps: 0 GREEN, 1 RED or INCOMPLETE (CI must notice both), 2 EMPTY (no seed ran:
+    /// nothing was checked).
+    pub fn exit_code(&self) -> std::process::ExitCode {
+        match self.verdict() {
+            "GREEN" => std::process::ExitCode::SUCCESS,
+            "EMPTY" => std::process::ExitCode::from(2),
+            _ => std::process::ExitCode::from(1),
+        }
+    }
+
     /// The summary a person reads in ten seconds.
     pub fn summary(&self) -> String {
         let mut out = String::new();
@@ -333,7 +344,10 @@ impl SweepReport {
             ));
         }
         if !self.unreached.is_empty() {
-            out.push_str(&format!("  coverage never reached (a vacuous green): {}\n", self.unreached.join(", ")));
+            out.push_str(&format!(
+                "  never reached by any seed: {} — the invariants they partner went untested (a vacuous green); run more seeds (--count) or a scenario that provokes them\n",
+                self.unreached.join(", ")
+            ));
         }
         if self.seeds_run == 0 {
             out.push_str("  no seed ran: nothing was checked\n");
@@ -583,6 +597,8 @@ mod tests {
         let s = report(5, &[3]).summary();
         assert!(s.starts_with("RED"));
         assert!(s.contains("sutra-sim run --scenario smoke --seed 3"));
-        assert!(s.contains("(a vacuous green): b"));
+        // In one line, what it means and what to do about it.
+        let line = s.lines().find(|l| l.contains("never reached by any seed: b")).expect(&s);
+        assert!(line.contains("went untested") && line.contains("run more seeds (--count)"), "{line}");
     }
 }
