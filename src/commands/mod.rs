@@ -109,6 +109,7 @@ pub fn exit_for(verdict: &Verdict) -> ExitCode {
 pub fn check_outputs(inputs: &[(&str, &Path)], outputs: &[(&str, Option<&PathBuf>)]) -> Result<(), Usage> {
     let given: Vec<(&str, &PathBuf)> = outputs.iter().filter_map(|(flag, p)| p.map(|p| (*flag, p))).collect();
     for (i, (flag, path)) in given.iter().enumerate() {
+        check_writable(path).map_err(|e| Usage(format!("{flag} {e}")))?;
         if is_device(path) {
             continue;
         }
@@ -119,7 +120,6 @@ pub fn check_outputs(inputs: &[(&str, &Path)], outputs: &[(&str, Option<&PathBuf
                 input.display()
             )));
         }
-        check_writable(path).map_err(|e| Usage(format!("{flag} {e}")))?;
         if let Some((other, _)) = given[..i].iter().find(|(_, p)| same_file(p, path)) {
             return Err(Usage(format!("{other} and {flag} name the same file {}: give each its own", path.display())));
         }
