@@ -81,12 +81,28 @@ pub fn check(text: &str) -> Result<Report, String> {
     Ok(Report { commits, breach: None })
 }
 
+/// Most bytes of a history this reads (as sutra-sim's own `HISTORY_BYTES_MAX`): a file of
+/// unknown size, a FIFO or `/dev/zero`, is never read without end.
+const HISTORY_BYTES_MAX: u64 = 1 << 30;
+
+/// The file's text, refused past [`HISTORY_BYTES_MAX`].
+fn read_bounded(path: &str) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    file.take(HISTORY_BYTES_MAX + 1).read_to_string(&mut text).map_err(|e| e.to_string())?;
+    if text.len() as u64 > HISTORY_BYTES_MAX {
+        return Err(format!("more than {HISTORY_BYTES_MAX} bytes, the most a history may hold"));
+    }
+    Ok(text)
+}
+
 fn main() -> ExitCode {
     let Some(path) = std::env::args().nth(1) else {
         eprintln!("usage: history_check HISTORY.jsonl");
         return ExitCode::from(2);
     };
-    let report = std::fs::read_to_string(&path).map_err(|e| e.to_string()).and_then(|text| check(&text));
+    let report = read_bounded(&path).and_then(|text| check(&text));
     match report {
         Ok(Report { commits, breach: None }) => {
             println!("{commits} accepted commits, each from the current claim");

@@ -11,6 +11,7 @@
 //! ```
 
 use std::collections::BTreeSet;
+use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
@@ -64,7 +65,7 @@ pub fn migration_owner_is_distinct() -> ModelCheckerSpec {
     }
 }
 
-fn main() {
+fn main() -> ExitCode {
     // Only yours: the built-in owner-scope judges R15 too, and would report first.
     let checkers =
         CheckerSet::built_in().with(migration_owner_is_distinct()).only(["migration-owner-is-distinct"]).unwrap();
@@ -84,7 +85,10 @@ fn main() {
     };
     let started = Instant::now();
     let (results, stopped_early) = sweep::run(&plan, &AtomicBool::new(false), &|_, _| {});
-    print!("{}", sweep::report(&plan, &results, started.elapsed(), stopped_early).summary());
+    let report = sweep::report(&plan, &results, started.elapsed(), stopped_early);
+    print!("{}", report.summary());
+    // Like `sutra-sim sweep`: 0 for GREEN, 1 for RED, so CI notices.
+    report.exit_code()
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@
 //! instead of throwing a night's work away at the end.
 
 use std::fs;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// What an output path names, once symbolic links are followed.
@@ -98,6 +98,8 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     let dir = parent_of(&file);
     let name = file.file_name().ok_or_else(|| std::io::Error::other(format!("{} names no file", path.display())))?;
     let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
+    // Until it is renamed or removed, a forced exit removes it (see `crate::temporary`).
+    let _registered = crate::temporary::register(&tmp);
     let result = (|| {
         let mut f = fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(contents)?;
@@ -161,6 +163,7 @@ pub fn check_directory_writable(dir: &Path) -> Result<(), String> {
 /// Creates and removes an empty file in `dir`.
 fn probe_directory(dir: &Path) -> Result<(), String> {
     let probe = dir.join(format!(".sutra-sim-probe-{}", std::process::id()));
+    let _registered = crate::temporary::register(&probe);
     fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -169,16 +172,143 @@ fn probe_directory(dir: &Path) -> Result<(), String> {
     fs::remove_file(&probe).map_err(|e| format!("cannot remove the probe file {}: {e}", probe.display()))
 }
 
-/// True if `a` and `b` name the same file (after following links, for paths that exist;
-/// by their directory and name otherwise): two outputs must not share a file.
+/// What makes a path one file: its device and inode where it exists (so a symbolic link,
+/// a hard link and another spelling of the path are all the same file), its canonical
+/// directory and name where it does not yet (so `./r.json` and `r.json` are one).
+#[derive(Debug, PartialEq, Eq)]
+enum Identity {
+    #[cfg(unix)]
+    Inode {
+        device: u64,
+        inode: u64,
+    },
+    Path(PathBuf),
+}
+
+fn identity(path: &Path) -> Option<Identity> {
+    #[cfg(unix)]
+    if let Ok(meta) = fs::metadata(path) {
+        use std::os::unix::fs::MetadataExt;
+        return Some(Identity::Inode { device: meta.dev(), inode: meta.ino() });
+    }
+    let resolved = fs::canonicalize(path).ok().or_else(|| {
+        let dir = fs::canonicalize(parent_of(path)).ok()?;
+        Some(dir.join(path.file_name()?))
+    })?;
+    Some(Identity::Path(resolved))
+}
+
+/// True if `a` and `b` name the same file, through symbolic and hard links too (see
+/// [`Identity`]): an output must never be another output, nor an input.
 pub fn same_file(a: &Path, b: &Path) -> bool {
-    let resolve = |p: &Path| {
-        fs::canonicalize(p).ok().or_else(|| {
-            let dir = fs::canonicalize(parent_of(p)).ok()?;
-            Some(dir.join(p.file_name()?))
-        })
-    };
-    a == b || matches!((resolve(a), resolve(b)), (Some(x), Some(y)) if x == y)
+    a == b || matches!((identity(a), identity(b)), (Some(x), Some(y)) if x == y)
+}
+
+/// True if `path` names a character device (`/dev/null`, `/dev/stdout` on a terminal): a
+/// stream that is written into, never replaced, so two outputs may share it.
+pub fn is_device(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
+/// `path` made absolute and free of `.`, `..` and links as far as it exists, the rest
+/// appended as written (so a directory not created yet still has a place).
+fn resolved(path: &Path) -> PathBuf {
+    let absolute = std::env::current_dir().map(|cwd| cwd.join(path)).unwrap_or_else(|_| path.to_path_buf());
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = fs::canonicalize(existing) {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                match part {
+                    std::path::Component::ParentDir => {
+                        out.pop();
+                    }
+                    std::path::Component::Normal(name) => out.push(name),
+                    _ => {}
+                }
+            }
+            return out;
+        }
+        match (existing.parent(), existing.components().next_back()) {
+            (Some(parent), Some(last)) => {
+                rest.push(last);
+                existing = parent;
+            }
+            _ => return absolute,
+        }
+    }
+}
+
+/// True if `path` is `dir` or lies inside it, after following links (either may not exist
+/// yet): a report must not land among a sweep's saved reproducers.
+pub fn is_within(path: &Path, dir: &Path) -> bool {
+    same_file(path, dir) || resolved(path).starts_with(resolved(dir))
+}
+
+/// Reads the file at `path`, but never more than `limit` bytes: a regular file larger than
+/// that is refused before anything is read, and a file of unknown size (a FIFO, a device
+/// such as `/dev/zero`) is read through [`Read::take`] one byte past the limit and refused
+/// if that byte comes. `what` names the kind of file and `limit_name` the constant, for
+/// the error: `sc.toml: more than 1048576 bytes, the most a scenario file may hold
+/// (SCENARIO_BYTES_MAX)`.
+pub fn read_bounded(path: &Path, limit: u64, what: &str, limit_name: &str) -> Result<Vec<u8>, String> {
+    let shown = path.display();
+    let too_big = || format!("{shown}: more than {limit} bytes, the most a {what} may hold ({limit_name})");
+    let meta = fs::metadata(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+    if meta.is_dir() {
+        return Err(format!("{shown}: is a directory, not a {what}"));
+    }
+    if meta.is_file() && meta.len() > limit {
+        return Err(too_big());
+    }
+    let file = fs::File::open(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big());
+    }
+    Ok(bytes)
+}
+
+/// As [`read_bounded`], as UTF-8 text.
+pub fn read_text_bounded(path: &Path, limit: u64, what: &str, limit_name: &str) -> Result<String, String> {
+    let bytes = read_bounded(path, limit, what, limit_name)?;
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "{}: not UTF-8 text (corrupted?): invalid byte at offset {}",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// Whether a regular file at `path` holds exactly `contents`, reading at most one byte more
+/// than `contents` has; `None` if nothing is there or it is not a regular file (a device
+/// such as `/dev/full` reads forever and is never "already there").
+pub fn holds_exactly(path: &Path, contents: &[u8]) -> std::io::Result<Option<bool>> {
+    match fs::metadata(path) {
+        Ok(meta) if meta.is_file() => {
+            if meta.len() != contents.len() as u64 {
+                return Ok(Some(false));
+            }
+            let mut existing = Vec::new();
+            fs::File::open(path)?.take(contents.len() as u64 + 1).read_to_end(&mut existing)?;
+            Ok(Some(existing == contents))
+        }
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(test)]
@@ -252,6 +382,32 @@ mod tests {
         assert!(!dir.join("a").exists(), "nothing is created");
         fs::write(dir.join("file"), b"").unwrap();
         assert!(check_directory_writable(&dir.join("file/sub")).is_err());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_of_one_file_are_the_same_file() {
+        let dir = scratch("links");
+        let real = dir.join("real.toml");
+        fs::write(&real, b"x").unwrap();
+        fs::hard_link(&real, dir.join("hard.toml")).unwrap();
+        std::os::unix::fs::symlink(&real, dir.join("soft.toml")).unwrap();
+        assert!(same_file(&real, &dir.join("hard.toml")));
+        assert!(same_file(&dir.join("soft.toml"), &dir.join("hard.toml")));
+        assert!(is_within(&dir.join("x/../y/r.json"), &dir.join("y")));
+        assert!(!is_within(&dir.join("yy/r.json"), &dir.join("y")));
+    }
+
+    #[test]
+    fn a_file_over_its_limit_is_refused_naming_the_limit() {
+        let dir = scratch("limit");
+        let p = dir.join("f");
+        fs::write(&p, b"12345").unwrap();
+        assert_eq!(read_bounded(&p, 5, "thing", "THING_MAX").unwrap(), b"12345");
+        let err = read_bounded(&p, 4, "thing", "THING_MAX").unwrap_err();
+        assert!(err.contains("more than 4 bytes") && err.contains("THING_MAX"), "{err}");
+        #[cfg(unix)]
+        assert!(read_bounded(Path::new("/dev/zero"), 1000, "thing", "THING_MAX").unwrap_err().contains("1000"));
     }
 
     #[test]

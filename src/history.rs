@@ -161,6 +161,15 @@ pub struct History {
     pub events: Vec<Map<String, Value>>,
 }
 
+/// Most bytes a history file may hold (1 GiB: a run of the largest event budget writes
+/// less than that in witness lines); one of unknown size is read only this far.
+pub const HISTORY_BYTES_MAX: u64 = 1 << 30;
+
+/// Reads and parses the history file at `path`, reading at most [`HISTORY_BYTES_MAX`] bytes.
+pub fn load(path: &std::path::Path) -> Result<History, String> {
+    parse(&crate::files::read_text_bounded(path, HISTORY_BYTES_MAX, "history", "HISTORY_BYTES_MAX")?)
+}
+
 /// Parses a history file's text, checking its format and version.
 pub fn parse(text: &str) -> Result<History, String> {
     let mut lines = text.lines().enumerate();

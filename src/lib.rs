@@ -30,6 +30,7 @@ pub mod scenario_arg;
 pub mod shrinking;
 pub mod story;
 pub mod sweep;
+pub mod temporary;
 pub mod testing;
 
 /// Scratch directories for the unit tests: the integration tests' helper, one file for both.

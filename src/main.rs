@@ -1,6 +1,7 @@
 //! The `sutra-sim` command line (DESIGN.md §10). Exit codes: 0 all passed, 1 a failure
 //! was found (violation, hang, budget overrun, crash), 2 bad usage or bad input — and with
-//! exit 2 nothing is written.
+//! exit 2 nothing is written — and 3 the work was done but an output could not be written
+//! (`commands::EXIT_OUTPUT_LOST`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 /// ([`SweepReport::failures_by_checker`], [`SweepReport::failures_left_out`]).
 pub const FAILURES_KEPT_PER_CHECKER: usize = 100;
 
+/// Most bytes a report `merge` reads (64 MiB; a report keeps at most
+/// [`FAILURES_KEPT_PER_CHECKER`] failures per checker, a few MiB at most).
+pub const REPORT_BYTES_MAX: u64 = 64 << 20;
+
 /// One failing seed.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Failure {
@@ -81,6 +85,14 @@ pub struct SweepReport {
     pub strategy: Option<String>,
     /// The mutant switched on, if any.
     pub mutant: Option<String>,
+    /// The share of seeds run a second time to check that they run the same
+    /// (`--check-determinism`), as a fraction from 0 to 1: 0 if determinism was not checked.
+    #[serde(default)]
+    pub check_determinism_rate: f64,
+    /// Seeds run a second time at that rate (those that ran differently are failures of
+    /// checker `determinism`).
+    #[serde(default)]
+    pub determinism_rechecked: u64,
     /// For a merge: the shards it joined.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_shards: Vec<String>,
@@ -132,13 +144,19 @@ impl SweepReport {
     /// `failures_by_checker`, the kept failures (sorted, capped per checker), the left-out
     /// count, unreached coverage and the rates.
     pub fn finish(&mut self) {
-        self.failures.sort();
+        // The cap keeps the first failures in sweep order — seeds ascending, and for each
+        // seed the scenarios in the order swept — as the sweep itself does: so a merge of
+        // shards lists exactly what one sweep of the range lists. Then they are listed by
+        // scenario and seed.
+        let position = |name: &str| self.scenarios.iter().position(|s| s == name).unwrap_or(usize::MAX);
+        self.failures.sort_by_cached_key(|f| (f.seed, position(&f.scenario)));
         let mut kept: BTreeMap<String, usize> = BTreeMap::new();
         self.failures.retain(|f| {
             let n = kept.entry(f.checker.clone()).or_insert(0);
             *n += 1;
             *n <= FAILURES_KEPT_PER_CHECKER
         });
+        self.failures.sort();
         let count = |class: &str| self.failures_by_checker.get(class).copied().unwrap_or(0);
         self.violations = self.failures_by_checker.values().sum();
         self.hangs = count("hang");
@@ -164,6 +182,7 @@ impl SweepReport {
         merged.failures_by_checker.clear();
         merged.coverage.clear();
         merged.seeds_run = 0;
+        merged.determinism_rechecked = 0;
         merged.events = 0;
         merged.wall_seconds = 0.0;
         merged.stopped_early = false;
@@ -190,6 +209,11 @@ impl SweepReport {
             same("model hash", first.model_hash.clone(), r.model_hash.clone())?;
             same("mutant", format!("{:?}", first.mutant), format!("{:?}", r.mutant))?;
             same("strategy", format!("{:?}", first.strategy), format!("{:?}", r.strategy))?;
+            same(
+                "determinism check rate",
+                first.check_determinism_rate.to_string(),
+                r.check_determinism_rate.to_string(),
+            )?;
             same(
                 "seed range",
                 format!("start {} count {}", first.start, first.count),
@@ -220,6 +244,7 @@ impl SweepReport {
             }
             shards.push(shard);
             merged.seeds_run += r.seeds_run;
+            merged.determinism_rechecked += r.determinism_rechecked;
             merged.events += r.events;
             merged.wall_seconds = merged.wall_seconds.max(r.wall_seconds);
             merged.stopped_early |= r.stopped_early;
@@ -254,6 +279,17 @@ impl SweepReport {
             "EMPTY"
         } else {
             "GREEN"
+        }
+    }
+
+    /// The exit code the command line gives this report, for a program of yours that
+    /// sweeps: 0 GREEN, 1 RED or INCOMPLETE (CI must notice both), 2 EMPTY (no seed ran:
+    /// nothing was checked).
+    pub fn exit_code(&self) -> std::process::ExitCode {
+        match self.verdict() {
+            "GREEN" => std::process::ExitCode::SUCCESS,
+            "EMPTY" => std::process::ExitCode::from(2),
+            _ => std::process::ExitCode::from(1),
         }
     }
 
@@ -299,8 +335,19 @@ impl SweepReport {
         if let Some(e) = &self.exploration {
             out.push_str(&e.summary());
         }
+        if self.check_determinism_rate > 0.0 {
+            let diverged = self.failures_by_checker.get(crate::sweep::DETERMINISM).copied().unwrap_or(0);
+            out.push_str(&format!(
+                "  determinism: {} seed(s) re-run ({}), {diverged} ran differently\n",
+                self.determinism_rechecked,
+                self.determinism_rate_text()
+            ));
+        }
         if !self.unreached.is_empty() {
-            out.push_str(&format!("  coverage never reached (a vacuous green): {}\n", self.unreached.join(", ")));
+            out.push_str(&format!(
+                "  never reached by any seed: {} — the invariants they partner went untested (a vacuous green); run more seeds (--count) or a scenario that provokes them\n",
+                self.unreached.join(", ")
+            ));
         }
         if self.seeds_run == 0 {
             out.push_str("  no seed ran: nothing was checked\n");
@@ -314,10 +361,27 @@ impl SweepReport {
         out
     }
 
+    /// The determinism check rate as a percentage: `1%`, `0.5%`.
+    pub fn determinism_rate_text(&self) -> String {
+        format!("{}%", (self.check_determinism_rate * 1e6).round() / 1e4)
+    }
+
+    /// JUnit `<properties>` of every suite: the sweep's determinism check, when it ran.
+    fn junit_properties(&self) -> String {
+        if self.check_determinism_rate == 0.0 {
+            return String::new();
+        }
+        format!(
+            "    <properties>\n      <property name=\"check_determinism_rate\" value=\"{}\"/>\n      <property name=\"determinism_rechecked\" value=\"{}\"/>\n    </properties>\n",
+            self.check_determinism_rate, self.determinism_rechecked
+        )
+    }
+
     /// JUnit XML, in the shape CI dashboards (GitHub, GitLab, Jenkins) render well: one
     /// suite per scenario holding one failing test case per failing seed kept in the report
     /// (named `seed N`, with the checker as the failure type and the replay line in the
-    /// text) and one passing case, `passing seeds`, for the rest; and, when failures were
+    /// text) and one passing case, `passing seeds`, for the rest — with the sweep's
+    /// determinism check in its `<properties>` when it ran; and, when failures were
     /// left out of the report, one more suite `left out` with a single failing case that
     /// says how many. The root's `tests` and `failures` are the sums of its suites', so
     /// every dashboard shows the same numbers; the exact seed counts are in the JSON report.
@@ -334,6 +398,7 @@ impl SweepReport {
                 failures.len() + 1,
                 failures.len()
             ));
+            suites.push_str(&self.junit_properties());
             for f in &failures {
                 suites.push_str(&format!(
                     "    <testcase classname=\"{}\" name=\"seed {}\">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>\n",
@@ -402,6 +467,8 @@ mod tests {
             merged_shards: vec![],
             missing_shards: vec![],
             mutant: None,
+            check_determinism_rate: 0.0,
+            determinism_rechecked: 0,
             seeds_run: seeds,
             violations: 0,
             hangs: 0,
@@ -530,6 +597,8 @@ mod tests {
         let s = report(5, &[3]).summary();
         assert!(s.starts_with("RED"));
         assert!(s.contains("sutra-sim run --scenario smoke --seed 3"));
-        assert!(s.contains("(a vacuous green): b"));
+        // In one line, what it means and what to do about it.
+        let line = s.lines().find(|l| l.contains("never reached by any seed: b")).expect(&s);
+        assert!(line.contains("went untested") && line.contains("run more seeds (--count)"), "{line}");
     }
 }

@@ -29,8 +29,8 @@ use crate::files::write_atomically;
 /// reader would misread.
 pub const FORMAT_VERSION: u32 = 1;
 
-/// Largest reproducer file read. Tapes of long runs are large, but not this large; a bigger
-/// file is not a reproducer.
+/// Most bytes a reproducer file may hold (64 MiB): tapes of long runs are large, but not
+/// this large. A bigger file, or one of unknown size that runs past it, is refused.
 pub const REPRODUCER_BYTES_MAX: u64 = 64 << 20;
 
 /// Most names [`Reproducer::save_in`] tries (`NAME.toml`, `NAME-2.toml`, …) before giving up.
@@ -234,32 +234,25 @@ impl Reproducer {
         Ok(reproducer)
     }
 
-    /// Reads and validates a reproducer file.
+    /// Reads and validates a reproducer file, reading at most [`REPRODUCER_BYTES_MAX`] bytes.
     pub fn load(path: &Path) -> Result<Reproducer, ReproducerError> {
-        let shown = path.display().to_string();
-        let fail = |message: String| ReproducerError(format!("{shown}: {message}"));
-        let size = std::fs::metadata(path).map_err(|e| fail(format!("cannot read: {e}")))?.len();
-        if size > REPRODUCER_BYTES_MAX {
-            return Err(fail(format!("{size} bytes is more than a reproducer may hold ({REPRODUCER_BYTES_MAX})")));
-        }
-        let bytes = std::fs::read(path).map_err(|e| fail(format!("cannot read: {e}")))?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            fail(format!("not UTF-8 text (corrupted?): invalid byte at offset {}", e.utf8_error().valid_up_to()))
-        })?;
-        Reproducer::from_toml(&text, &shown)
+        let text = crate::files::read_text_bounded(path, REPRODUCER_BYTES_MAX, "reproducer", "REPRODUCER_BYTES_MAX")
+            .map_err(ReproducerError)?;
+        Reproducer::from_toml(&text, &path.display().to_string())
     }
 
-    /// Writes the reproducer to `path` atomically. If a file is already there, it must have
-    /// exactly this content (then nothing is written); a different file is never replaced.
+    /// Writes the reproducer to `path` atomically. If a regular file is already there, it
+    /// must have exactly this content (then nothing is written); a different file is never
+    /// replaced. A character device is written into without being read.
     pub fn save(&self, path: &Path) -> Result<Saved, ReproducerError> {
         let text = self.to_toml();
         let fail = |message: String| ReproducerError(format!("{}: {message}", path.display()));
         // A window remains between this check and the rename below, in which another
         // process could create the file; sutra-sim never writes one name from two places.
-        match std::fs::read(path) {
-            Ok(existing) if existing == text.as_bytes() => return Ok(Saved::AlreadyThere),
-            Ok(_) => return Err(fail("a different file is already there; not overwriting it".into())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        match crate::files::holds_exactly(path, text.as_bytes()) {
+            Ok(Some(true)) => return Ok(Saved::AlreadyThere),
+            Ok(Some(false)) => return Err(fail("a different file is already there; not overwriting it".into())),
+            Ok(None) => {}
             Err(e) => return Err(fail(format!("cannot check the existing file: {e}"))),
         }
         write_atomically(path, text.as_bytes()).map_err(|e| fail(format!("cannot write: {e}")))?;

@@ -7,6 +7,10 @@ use sutra_sim_model::Scenario;
 
 use crate::plugin::CheckerSet;
 
+/// Most bytes a scenario file may hold (1 MiB; the built-in ones are about 2 KiB): a
+/// scenario of unknown size (`/dev/zero`, a FIFO) is read only this far, then refused.
+pub const SCENARIO_BYTES_MAX: u64 = 1 << 20;
+
 /// Resolves one `--scenario` value to scenarios: `all` gives every built-in one; a value
 /// ending in `.toml` or containing a path separator is read as a file; anything else is a
 /// built-in name. The checkers a scenario names (`run.checkers`) must be built-in ones —
@@ -52,8 +56,13 @@ pub fn load(value: &str) -> Result<Vec<Scenario>, ScenarioError> {
         return Ok(Scenario::all_built_in());
     }
     if is_file(value) {
-        let text = std::fs::read_to_string(Path::new(value))
-            .map_err(|e| ScenarioError(format!("cannot read scenario file {value}: {e}")))?;
+        let text = crate::files::read_text_bounded(
+            Path::new(value),
+            SCENARIO_BYTES_MAX,
+            "scenario file",
+            "SCENARIO_BYTES_MAX",
+        )
+        .map_err(|e| ScenarioError(format!("cannot read scenario file {e}")))?;
         return Ok(vec![Scenario::from_toml(&text, value)?]);
     }
     Ok(vec![Scenario::built_in(value)?])

@@ -200,6 +200,10 @@ pub struct SweepTally {
     /// A digest of every seed's scenario, seed, verdict class and fingerprint, independent
     /// of the order seeds finished in: equal digests mean the same runs, whatever `--jobs`.
     pub digest: u64,
+    /// The share of seeds re-run to check determinism, parts per million (0: none).
+    pub recheck_ppm: u32,
+    /// Seeds re-run to check determinism.
+    pub rechecked: u64,
 }
 
 impl SweepTally {
@@ -258,6 +262,7 @@ impl SweepTally {
         }
         self.failing.extend(other.failing);
         self.digest = self.digest.wrapping_add(other.digest);
+        self.rechecked += other.rechecked;
     }
 }
 
@@ -311,6 +316,7 @@ pub fn run_checked(
                     result.scenario = s;
                     let scenario = &plan.scenarios[s];
                     if crate::determinism::chosen(&scenario.name, seed, recheck_ppm) {
+                        tally.rechecked += 1;
                         let checked = crate::determinism::check(&plan.checkers, scenario, &options)
                             .unwrap_or_else(|e| panic!("checkers resolved before the sweep: {e}"));
                         result.divergence = checked.err().map(|d| d.to_string());
@@ -328,7 +334,7 @@ pub fn run_checked(
             });
         }
     });
-    let mut merged = SweepTally::default();
+    let mut merged = SweepTally { recheck_ppm, ..SweepTally::default() };
     let mut positions = Vec::new();
     for (tally, at) in tallies.into_inner().expect("workers are done") {
         positions.extend(at);
@@ -453,6 +459,8 @@ pub fn report(plan: &SweepPlan, tally: &SweepTally, wall: Duration, stopped_earl
         merged_shards: Vec::new(),
         missing_shards: Vec::new(),
         mutant: plan.mutant.map(|m| m.name().to_string()),
+        check_determinism_rate: f64::from(tally.recheck_ppm) / f64::from(crate::determinism::PPM),
+        determinism_rechecked: tally.rechecked,
         seeds_run: tally.seeds_run,
         violations: 0,
         hangs: 0,

@@ -347,7 +347,7 @@ fn the_json_report_is_written_even_when_saving_the_failures_fails() {
         std::fs::remove_dir_all(dir.join("saves")).ok();
         std::fs::write(dir.join("saves"), "in the way").unwrap();
     });
-    assert_eq!(code, 2, "saving failed, which is an output error");
+    assert_eq!(code, 3, "saving failed after the sweep: an output lost");
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert!(doc["violations"].as_u64().unwrap() > 0, "the report holds the sweep's failures");
 }
@@ -358,8 +358,71 @@ fn the_json_report_is_written_even_when_the_junit_file_cannot_be() {
         std::fs::remove_dir_all(dir.join("ci")).ok();
         std::fs::write(dir.join("ci"), "in the way").unwrap();
     });
-    assert_eq!(code, 2);
+    assert_eq!(code, 3, "the JUnit file was lost after the sweep");
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert!(doc["seeds_run"].as_u64().unwrap() > 0);
     assert!(!dir.join("ci").is_dir());
+}
+
+#[test]
+fn a_red_sweep_whose_report_is_lost_exits_3_and_writes_its_other_outputs() {
+    let dir = scratch("report-lost");
+    std::fs::create_dir(dir.join("ci")).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_sutra-sim"))
+        .args(["sweep", "--count", "100000000", "--mutant", "no-release-on-error", "--time-budget", "1500ms"])
+        .args(["--no-shrink", "--report", s(&dir.join("ci/r.json")), "--junit", s(&dir.join("j.xml"))])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    // After every path was checked, the report's directory becomes a file.
+    std::fs::remove_dir_all(dir.join("ci")).unwrap();
+    std::fs::write(dir.join("ci"), "in the way").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "not 2 (something was written), not 1 (an output is missing): {stderr}");
+    assert!(stdout.starts_with("RED"), "the verdict is still printed: {stdout}");
+    assert!(stderr.contains("r.json") && stderr.contains("OUTPUT LOST"), "{stderr}");
+    assert!(std::fs::read_to_string(dir.join("j.xml")).unwrap().contains("<failure"), "the JUnit file is written");
+}
+
+/// Polls `ready` every tenth of a millisecond, for at most `limit` (then panics).
+fn wait_until(limit: Duration, what: &str, ready: impl Fn() -> bool) {
+    let started = Instant::now();
+    while !ready() {
+        assert!(started.elapsed() < limit, "waited {limit:?} for {what}");
+        std::thread::sleep(Duration::from_micros(100));
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_second_ctrl_c_while_reproducers_are_saved_leaves_no_temporary_file() {
+    // Three tries: each second signal lands while the first file is being written, which
+    // before the fix left its hidden temporary file behind about half the time.
+    for attempt in 0..3 {
+        let dir = scratch(&format!("second-signal-saving-{attempt}"));
+        let saves = dir.join("saves");
+        let child = Command::new(env!("CARGO_BIN_EXE_sutra-sim"))
+            .args(["sweep", "--count", "300", "--jobs", "2", "--mutant", "no-release-on-error"])
+            .args(["--save-failures", s(&saves)])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id() as libc::pid_t;
+        // The save directory is made before shrinking starts: the first Ctrl-C lands while
+        // failures are being shrunk, and ends the shrinking; saving follows.
+        wait_until(Duration::from_secs(120), "shrinking", || saves.is_dir());
+        // SAFETY: plain kill(2) calls on our own child's pid.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+        // The first entry to appear is the first reproducer's temporary file.
+        wait_until(Duration::from_secs(60), "saving", || std::fs::read_dir(&saves).unwrap().next().is_some());
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+        let status = child.wait_with_output().unwrap().status;
+        let left: Vec<String> = listing(&saves).into_iter().filter(|name| name.starts_with('.')).collect();
+        assert!(left.is_empty(), "attempt {attempt} ({status:?}) left {left:?}");
+    }
 }

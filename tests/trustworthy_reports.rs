@@ -161,3 +161,70 @@ fn an_edited_scenario_inside_a_reproducer_is_stale_not_corrupt() {
     assert!(out.starts_with("STALE"), "{out}{err}");
     assert!(!err.contains("checksum"), "{err}");
 }
+
+#[test]
+fn merged_shards_list_the_failures_one_sweep_lists_once_the_cap_applies() {
+    let dir = scratch("merge-cap");
+    let sweep = ["sweep", "--scenario", "all", "--count", "40", "--mutant", "no-release-on-error", "--jobs", "2"];
+    let (code, _, err) = sutra_sim_in(&dir, &[&sweep[..], &["--report", "whole.json"]].concat());
+    assert_eq!(code, 1, "{err}");
+    let mut merge = vec!["merge".to_string()];
+    for i in 0..4 {
+        let report = format!("shard-{i}.json");
+        let shard = format!("{i}/4");
+        let (code, _, err) = sutra_sim_in(&dir, &[&sweep[..], &["--shard", &shard, "--report", &report]].concat());
+        assert_eq!(code, 1, "{err}");
+        merge.push(report);
+    }
+    merge.extend(["-o".to_string(), "merged.json".to_string()]);
+    let (code, out, err) = sutra_sim_in(&dir, &merge.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 1, "{out}{err}");
+    let (whole, merged) = (json(&dir.join("whole.json")), json(&dir.join("merged.json")));
+    assert!(whole["failures_left_out"].as_u64().unwrap() > 0, "the cap applies: {}", whole["failures_by_checker"]);
+    assert_eq!(merged["failures_by_checker"], whole["failures_by_checker"]);
+    assert_eq!(merged["failures_left_out"], whole["failures_left_out"]);
+    let seeds = |doc: &serde_json::Value| -> Vec<String> {
+        doc["failures"].as_array().unwrap().iter().map(|f| format!("{} {}", f["scenario"], f["seed"])).collect()
+    };
+    assert_eq!(seeds(&merged), seeds(&whole), "the merge lists other failures than the sweep");
+    assert_eq!(merged["failures"], whole["failures"]);
+}
+
+#[test]
+fn a_report_says_whether_determinism_was_checked_at_what_rate_and_merge_keeps_it() {
+    let dir = scratch("determinism");
+    let rechecked = (0..60).filter(|&seed| sutra_sim::determinism::chosen("smoke", seed, 100_000)).count() as u64;
+    assert!(rechecked > 0, "some seed is re-checked at 10%");
+    let checked = ["sweep", "--count", "60", "--check-determinism", "10%"];
+    let (code, out, err) = sutra_sim_in(&dir, &[&checked[..], &["--report", "r.json", "--junit", "j.xml"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let doc = json(&dir.join("r.json"));
+    assert_eq!(doc["check_determinism_rate"], 0.1);
+    assert_eq!(doc["determinism_rechecked"], rechecked);
+    assert!(out.contains(&format!("determinism: {rechecked} seed(s) re-run (10%)")), "{out}");
+    let junit = std::fs::read_to_string(dir.join("j.xml")).unwrap();
+    assert!(junit.contains("<property name=\"check_determinism_rate\" value=\"0.1\"/>"), "{junit}");
+    assert!(junit.contains(&format!("<property name=\"determinism_rechecked\" value=\"{rechecked}\"/>")), "{junit}");
+    let (code, _, err) = sutra_sim_in(&dir, &["sweep", "--count", "60", "--report", "plain.json"]);
+    assert_eq!(code, 0, "{err}");
+    let plain = json(&dir.join("plain.json"));
+    assert_eq!(
+        (plain["check_determinism_rate"].as_f64(), plain["determinism_rechecked"].as_u64()),
+        (Some(0.0), Some(0))
+    );
+    // Shards carry it, and merge adds the counts and refuses shards checked at other rates.
+    for (i, rate) in [(0, "10%"), (1, "10%"), (2, "1%")] {
+        let shard = format!("{}/2", i % 2);
+        let report = format!("s{i}.json");
+        let args = ["sweep", "--count", "60", "--check-determinism", rate, "--shard", &shard, "--report", &report];
+        assert_eq!(sutra_sim_in(&dir, &args).0, 0);
+    }
+    let (code, out, err) = sutra_sim_in(&dir, &["merge", "s0.json", "s1.json", "-o", "m.json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let merged = json(&dir.join("m.json"));
+    assert_eq!(merged["check_determinism_rate"], 0.1);
+    assert_eq!(merged["determinism_rechecked"], rechecked);
+    let (code, out, err) = sutra_sim_in(&dir, &["merge", "s0.json", "s2.json", "-o", "m2.json"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("determinism"), "{err}");
+}

@@ -21,7 +21,7 @@ pub fn mutants(scenario_arg: &str, count: u64, jobs: usize, report_path: Option<
     if count == 0 {
         return Err(Usage("--count must be at least 1".into()));
     }
-    check_outputs(&[("--report", report_path.as_ref())])?;
+    check_outputs(&scenario_input(scenario_arg), &[("--report", report_path.as_ref())])?;
     let mut rows = Vec::new();
     let mut all_killed = true;
     for info in MUTANTS.iter() {
@@ -85,9 +85,10 @@ pub fn mutants(scenario_arg: &str, count: u64, jobs: usize, report_path: Option<
         "correct_violations": correct.violations,
         "correct_failures": correct.failures,
     });
+    let mut lost = LostOutputs::default();
     if let Some(path) = &report_path {
         let text = serde_json::to_string_pretty(&doc).expect("reports serialise");
-        write_atomically(path, text.as_bytes()).map_err(|e| Usage(format!("cannot write {}: {e}", path.display())))?;
+        lost.keep(written(path, write_atomically(path, text.as_bytes())));
     }
     if json {
         println!("{}", serde_json::to_string_pretty(&doc).expect("reports serialise"));
@@ -97,7 +98,7 @@ pub fn mutants(scenario_arg: &str, count: u64, jobs: usize, report_path: Option<
             println!("  {} seed {}: {}: {}\n    replay: {}", f.scenario, f.seed, f.checker, f.message, f.replay);
         }
     }
-    Ok(if all_killed && correct.violations == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(lost.exit(if all_killed && correct.violations == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) }))
 }
 
 /// A mutant's kill: the run that its expected checker failed.

@@ -28,7 +28,7 @@ pub struct ReplayOutputs {
 pub fn replay(file: &std::path::Path, trace: bool, outputs: ReplayOutputs, log: bool, json: bool) -> Outcome {
     let ReplayOutputs { perfetto, history } = outputs;
     let reproducer = Reproducer::load(file).map_err(|e| Usage(e.0))?;
-    check_outputs(&[("--perfetto", perfetto.as_ref()), ("--history", history.as_ref())])?;
+    check_outputs(&[("the reproducer", file)], &[("--perfetto", perfetto.as_ref()), ("--history", history.as_ref())])?;
     let replayed = logged(log, || replay_reproducer(&reproducer, &CheckerSet::built_in(), true))?.map_err(|e| {
         Usage(format!(
             "{}: {e} (a reproducer of your own checkers replays in your program: sutra_sim::replay)",
@@ -36,11 +36,12 @@ pub fn replay(file: &std::path::Path, trace: bool, outputs: ReplayOutputs, log: 
         ))
     })?;
     let out = &replayed.outcome;
+    let mut lost = LostOutputs::default();
     if let Some(path) = &perfetto {
         let title = format!("{} (seed {})", file.display(), reproducer.seed);
-        sutra_sim::perfetto::write(out, reproducer.scenario.topology.lanes, &title, path)
-            .map_err(|e| Usage(format!("cannot write {}: {e}", path.display())))?;
+        lost.keep(written(path, sutra_sim::perfetto::write(out, reproducer.scenario.topology.lanes, &title, path)));
     }
+    let timeline = perfetto.as_ref().filter(|_| lost.is_empty());
     if let Some(path) = &history {
         let info = sutra_sim::history::RunInfo {
             scenario: &reproducer.scenario.name,
@@ -48,8 +49,7 @@ pub fn replay(file: &std::path::Path, trace: bool, outputs: ReplayOutputs, log: 
             mutant: reproducer.mutant.map(|m| m.name()),
             strategy: reproducer.strategy.label(),
         };
-        sutra_sim::history::write(&info, out, path)
-            .map_err(|e| Usage(format!("cannot write {}: {e}", path.display())))?;
+        lost.keep(written(path, sutra_sim::history::write(&info, out, path)));
     }
     let told = story::tell(out);
     let command = replay_command(file);
@@ -88,7 +88,7 @@ pub fn replay(file: &std::path::Path, trace: bool, outputs: ReplayOutputs, log: 
         if trace {
             doc.insert("trace".into(), json!(story::trace_lines(out)));
         }
-        if let Some(path) = &perfetto {
+        if let Some(path) = timeline {
             doc.insert("perfetto".into(), json!(path.display().to_string()));
         }
         if let Some(path) = &history {
@@ -127,14 +127,14 @@ pub fn replay(file: &std::path::Path, trace: bool, outputs: ReplayOutputs, log: 
         println!("note: {}", reproducer.note);
         println!();
         print!("{told}");
-        if let Some(path) = &perfetto {
+        if let Some(path) = timeline {
             println!("\ntimeline written to {} (open it in https://ui.perfetto.dev)", path.display());
         }
         if !out.verdict.is_pass() || !replayed.reproduced() {
             println!("\nreplay: {command}");
         }
     }
-    Ok(if replayed.reproduced() { exit_for(&out.verdict) } else { ExitCode::from(1) })
+    Ok(lost.exit(if replayed.reproduced() { exit_for(&out.verdict) } else { ExitCode::from(1) }))
 }
 
 /// The `run` command that reruns the reproducer's seed, when its scenario is a built-in

@@ -69,7 +69,10 @@ pub fn run(args: RunArgs) -> Outcome {
     } = args;
     let scenario_arg = scenario_arg.as_str();
     let scenario = scenario_arg::resolve_one(scenario_arg).map_err(|e| Usage(e.0))?;
-    check_outputs(&[("--perfetto", perfetto.as_ref()), ("--history", history.as_ref())])?;
+    check_outputs(
+        &scenario_input(scenario_arg),
+        &[("--perfetto", perfetto.as_ref()), ("--history", history.as_ref())],
+    )?;
     let checkers = CheckerSet::built_in().only(only).and_then(|c| c.skip(skip)).map_err(|e| Usage(e.0))?;
     let judges = checkers.build_for(&scenario).map_err(|e| Usage(e.0))?;
     let mutant = parse_mutant(mutant)?;
@@ -88,10 +91,10 @@ pub fn run(args: RunArgs) -> Outcome {
     } else {
         None
     };
+    let mut lost = LostOutputs::default();
     if let Some(path) = &perfetto {
         let title = format!("{} seed {seed}", scenario.name);
-        sutra_sim::perfetto::write(&out, scenario.topology.lanes, &title, path)
-            .map_err(|e| Usage(format!("cannot write {}: {e}", path.display())))?;
+        lost.keep(written(path, sutra_sim::perfetto::write(&out, scenario.topology.lanes, &title, path)));
     }
     if let Some(path) = &history {
         let info = sutra_sim::history::RunInfo {
@@ -100,8 +103,7 @@ pub fn run(args: RunArgs) -> Outcome {
             mutant: mutant.map(|m| m.name()),
             strategy: strategy.unwrap_or_else(|| scenario.strategy()).label(),
         };
-        sutra_sim::history::write(&info, &out, path)
-            .map_err(|e| Usage(format!("cannot write {}: {e}", path.display())))?;
+        lost.keep(written(path, sutra_sim::history::write(&info, &out, path)));
     }
     let mut replay = checkers.replay_command(
         &sutra_sim::replay::run_command(scenario_arg, seed, mutant, strategy),
@@ -150,5 +152,5 @@ pub fn run(args: RunArgs) -> Outcome {
             println!("replay: {replay}");
         }
     }
-    Ok(if divergence.is_some() { ExitCode::from(1) } else { exit_for(&out.verdict) })
+    Ok(lost.exit(if divergence.is_some() { ExitCode::from(1) } else { exit_for(&out.verdict) }))
 }

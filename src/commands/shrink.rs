@@ -32,7 +32,9 @@ pub fn shrink(a: ShrinkArgs) -> Outcome {
     if let Some(text) = &a.time_budget {
         limits.time_budget = parse_duration(text).map_err(|e| Usage(format!("--time-budget: {e}")))?;
     }
-    check_outputs(&[("-o", a.output.as_ref())])?;
+    let mut inputs = a.scenario.as_deref().map(scenario_input).unwrap_or_default();
+    inputs.extend(a.file.as_deref().map(|f| ("the reproducer", f)));
+    check_outputs(&inputs, &[("-o", a.output.as_ref())])?;
     let (run, default_output) = match (&a.file, &a.scenario, a.seed) {
         (Some(file), None, None) => {
             if a.mutant.is_some() {
@@ -61,16 +63,25 @@ pub fn shrink(a: ShrinkArgs) -> Outcome {
         _ => return Err(Usage("shrink takes a reproducer FILE, or --scenario S --seed N [--mutant M]".into())),
     };
     let result = shrink_failure(&run, limits).map_err(Usage)?;
-    let path = match &a.output {
+    let saved = match &a.output {
         // An explicit path is never overwritten by a different reproducer.
-        Some(path) => {
-            result.reproducer.save(path).map_err(|e| Usage(e.0))?;
-            path.clone()
-        }
+        Some(path) => result.reproducer.save(path).map(|_| path.clone()),
         None => {
             let dir = default_output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
             let stem = default_output.file_stem().and_then(|s| s.to_str()).unwrap_or("shrunk");
-            result.reproducer.save_in(dir, stem).map_err(|e| Usage(e.0))?
+            result.reproducer.save_in(dir, stem)
+        }
+    };
+    let path = match saved {
+        Ok(path) => path,
+        // The shrink is done and its result is lost: say what it was, and exit 3.
+        Err(e) => {
+            if !a.json {
+                println!("{}", result.reproducer.expected.describe());
+            }
+            let mut lost = LostOutputs::default();
+            lost.keep(Err(e.0));
+            return Ok(lost.exit(ExitCode::from(1)));
         }
     };
     let wall_ms = result.wall.as_millis() as u64;

@@ -4,9 +4,10 @@
 //! in flight finish, the report and the failures found so far are written, and the exit
 //! code is 1 if a failure was found, otherwise 128 + the signal (130 for SIGINT, 143 for
 //! SIGTERM), so CI never mistakes an interrupted sweep for a green one. A second signal
-//! ends the process at once with that code: a user pressing Ctrl-C twice means it. The
-//! handlers only store to atomics (and `_exit` on the second signal), which is all a
-//! signal handler may safely do.
+//! ends the process at once with that code: a user pressing Ctrl-C twice means it — after
+//! removing any temporary file being written ([`sutra_sim::temporary`]), so that none is
+//! left hidden in a save directory. The handlers only touch atomics, `unlink` and `_exit`,
+//! all async-signal-safe.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
@@ -25,6 +26,8 @@ pub fn install() {
     {
         extern "C" fn on_signal(signal: libc::c_int) {
             if SIGNAL.swap(signal, Ordering::SeqCst) != 0 {
+                // A file being written atomically now would leave its temporary behind.
+                sutra_sim::temporary::remove_all();
                 // SAFETY: `_exit` is async-signal-safe; it ends the process without
                 // running anything else.
                 unsafe { libc::_exit(128 + signal) };
@@ -42,6 +45,7 @@ pub fn install() {
     {
         let _ = ctrlc::set_handler(|| {
             if SIGNAL.swap(SIGINT, Ordering::SeqCst) != 0 {
+                sutra_sim::temporary::remove_all();
                 std::process::exit(128 + SIGINT);
             }
             STOP.store(true, Ordering::SeqCst);

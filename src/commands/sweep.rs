@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use sutra_sim::explore;
-use sutra_sim::files::check_directory_writable;
 use sutra_sim::plugin::CheckerSet;
 use sutra_sim::save_failures::{save_failures, SaveFailures};
 use sutra_sim::scenario_arg;
@@ -181,10 +180,11 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
     }
     // Every output is checked before the first seed: a bad path found at the end would
     // throw the whole sweep away.
-    check_outputs(&[("--report", a.report.as_ref()), ("--junit", a.junit.as_ref())])?;
+    let outputs = [("--report", a.report.as_ref()), ("--junit", a.junit.as_ref())];
     if let Some(dir) = &a.save_failures {
-        check_directory_writable(dir).map_err(|e| Usage(format!("--save-failures {e}")))?;
+        check_save_dir(dir, &outputs)?;
     }
+    check_outputs(&scenario_input(&a.scenario), &outputs)?;
     let plan =
         SweepPlan { scenarios, start: a.start, count: a.count, shard, mutant, strategy, jobs, time_budget, checkers };
     let total = plan.item_count();
@@ -256,14 +256,8 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
     }
     // The JSON report first, whatever happens next: shrinking and saving take long, and a
     // second Ctrl-C or a full disk must not lose what the sweep found.
-    let mut lost = Vec::new();
-    let mut keep = |result: Result<(), Usage>| {
-        if let Err(Usage(e)) = result {
-            eprintln!("error: {e}");
-            lost.push(e);
-        }
-    };
-    keep(write_report_files(&report, a.report.as_ref(), None));
+    let mut lost = LostOutputs::default();
+    lost.keep(write_report_files(&report, a.report.as_ref(), None));
     if let Some(dir) = &a.save_failures {
         let options = SaveFailures {
             dir: dir.clone(),
@@ -273,27 +267,26 @@ pub fn sweep_command(a: SweepArgs) -> Outcome {
             deadline: time_budget.map(|b| started + b),
         };
         match save_failures(&plan, &mut report, &options, stop) {
-            Ok(errors) => errors.0.into_iter().for_each(|e| keep(Err(Usage(e)))),
-            Err(e) => keep(Err(Usage(e))),
+            Ok(errors) => errors.0.into_iter().for_each(|e| lost.keep(Err(e))),
+            Err(e) => lost.keep(Err(e)),
         }
         // Again, now naming the saved files.
-        keep(write_report_files(&report, a.report.as_ref(), None));
+        lost.keep(write_report_files(&report, a.report.as_ref(), None));
     }
-    keep(write_report_files(&report, None, a.junit.as_ref()));
+    lost.keep(write_report_files(&report, None, a.junit.as_ref()));
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report).expect("reports serialise"));
     } else {
         print!("{}", report.summary());
     }
-    Ok(if !lost.is_empty() {
-        ExitCode::from(2)
-    } else if report.violations > 0 {
+    let code = if report.violations > 0 {
         ExitCode::from(1)
     } else if let Some(code) = signals::interrupted_exit_code() {
         ExitCode::from(code)
     } else {
         ExitCode::SUCCESS
-    })
+    };
+    Ok(lost.exit(code))
 }
 
 /// Worker threads when `--jobs` is not given: the available cores (results are the same

@@ -69,6 +69,10 @@ pub fn variants(args: VariantsArgs) -> Outcome {
     if args.count == 0 {
         return Err(Usage("--count must be at least 1".into()));
     }
+    // Before the first variant runs: a save directory that cannot be made would throw the
+    // whole matrix away at its first unsafe variant.
+    check_save_dir(&args.save_dir, &[])?;
+    let mut lost = LostOutputs::default();
     let mut rows = Vec::new();
     let mut all_as_expected = true;
     // Safe variants of one design run the same model: one sweep serves them all.
@@ -89,7 +93,13 @@ pub fn variants(args: VariantsArgs) -> Outcome {
         let as_expected = observed_text == info.expected.as_str();
         all_as_expected &= as_expected;
         let reproducer = match &observed.failure {
-            Some(f) => Some(save_reproducer(info, &scenarios[f.scenario], f, &args.save_dir, args.shrink)?),
+            Some(f) => match save_reproducer(info, &scenarios[f.scenario], f, &args.save_dir, args.shrink) {
+                Ok(path) => Some(path),
+                Err(e) => {
+                    lost.keep(Err(e));
+                    None
+                }
+            },
             None => None,
         };
         let failure = observed.failure.as_ref();
@@ -124,7 +134,7 @@ pub fn variants(args: VariantsArgs) -> Outcome {
     } else {
         print_matrix(&rows, args.count, scenarios.len());
     }
-    Ok(if all_as_expected { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(lost.exit(if all_as_expected { ExitCode::SUCCESS } else { ExitCode::from(1) }))
 }
 
 /// The matrix as a table, one variant a line, columns as wide as their widest cell.
@@ -244,7 +254,7 @@ fn save_reproducer(
     failure: &FirstFailure,
     dir: &Path,
     shrink: bool,
-) -> Result<String, Usage> {
+) -> Result<String, String> {
     let (applied, mutant) = info.apply(scenario);
     let run = FailingRun::from_seed(applied, failure.seed, mutant, None).with_checkers(checkers_for(info));
     let shrunk = if shrink {
@@ -257,7 +267,7 @@ fn save_reproducer(
         None => {
             let outcome = run
                 .run(&run.scenario, EntropyMode::Seed(run.seed), false)
-                .map_err(|e| Usage(format!("variant {}: {e}", info.name)))?;
+                .map_err(|e| format!("variant {}: {e}", info.name))?;
             let note = format!(
                 "{} seed {}: variant {} ({}), found by sutra-sim {} variants; saved as recorded",
                 scenario.name, failure.seed, info.name, info.description, VERSION
@@ -265,7 +275,7 @@ fn save_reproducer(
             Reproducer::record(&run.recorded_scenario(&run.scenario), run.seed, run.strategy, mutant, &outcome, note)
         }
     };
-    std::fs::create_dir_all(dir).map_err(|e| Usage(format!("cannot create {}: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let stem = format!("variant-{}-{}-seed-{}", info.name, scenario.name, failure.seed);
-    reproducer.save_in(dir, &stem).map(|p| p.display().to_string()).map_err(|e| Usage(e.0))
+    reproducer.save_in(dir, &stem).map(|p| p.display().to_string()).map_err(|e| e.0)
 }
