@@ -250,9 +250,11 @@ fn required_options(help: &str) -> Vec<Vec<String>> {
         if depth == 0 && word.starts_with("--") {
             let short = help
                 .lines()
-                .find_map(|l| l.trim().strip_suffix(&format!(", {word}")).or_else(|| {
-                    l.trim().split_once(&format!(", {word} ")).map(|(short, _)| short)
-                }))
+                .find_map(|l| {
+                    l.trim()
+                        .strip_suffix(&format!(", {word}"))
+                        .or_else(|| l.trim().split_once(&format!(", {word} ")).map(|(short, _)| short))
+                })
                 .map(str::to_string);
             required.push([Some(word.to_string()), short].into_iter().flatten().collect());
         }
@@ -323,7 +325,9 @@ fn with_sibling_shards(args: Vec<String>) -> Vec<Vec<String>> {
     let Some(at) = args.iter().position(|a| a == "--shard") else { return vec![args] };
     let Some(n) = args[at + 1].strip_prefix("0/").and_then(|n| n.parse::<usize>().ok()) else { return vec![args] };
     (0..n)
-        .map(|i| args.iter().map(|a| a.replace("0/", &format!("{i}/")).replace("shard-0", &format!("shard-{i}"))).collect())
+        .map(|i| {
+            args.iter().map(|a| a.replace("0/", &format!("{i}/")).replace("shard-0", &format!("shard-{i}"))).collect()
+        })
         .collect()
 }
 
@@ -351,8 +355,21 @@ fn every_command_shown_runs_at_a_tiny_count() {
 
 #[test]
 fn every_file_the_pages_name_exists() {
-    const TOP: [&str; 13] =
-        ["examples/", "docs/", "seeds/", "scenarios/", "scripts/", "tests/", "sim/", "model/", "shrink/", "src/", "peers/", ".github/", ".ci/"];
+    const TOP: [&str; 13] = [
+        "examples/",
+        "docs/",
+        "seeds/",
+        "scenarios/",
+        "scripts/",
+        "tests/",
+        "sim/",
+        "model/",
+        "shrink/",
+        "src/",
+        "peers/",
+        ".github/",
+        ".ci/",
+    ];
     for (path, page) in pages() {
         let named = page
             .split(|c: char| c.is_whitespace() || "`()[],;:".contains(c))
@@ -377,7 +394,9 @@ fn every_file_the_pages_name_exists() {
                     assert!(file.exists(), "{}: `{line}`: no {}", path.display(), file.display());
                 }
                 if pair[0] == "--bench" {
-                    let found = ["sim", "model", "shrink", "."].iter().any(|c| root().join(c).join("benches").join(format!("{}.rs", pair[1])).exists());
+                    let found = ["sim", "model", "shrink", "."]
+                        .iter()
+                        .any(|c| root().join(c).join("benches").join(format!("{}.rs", pair[1])).exists());
                     assert!(found, "{}: `{line}`: no bench {}", path.display(), pair[1]);
                 }
             }
@@ -461,7 +480,12 @@ const MUTANT_TABLE: &str = "sutra-sim mutants --count 2000";
 fn without_wall_clock(out: &str) -> String {
     out.lines()
         .map(|line| match line.find(" seed(s),").map(|at| at + " seed(s)".len()) {
-            Some(at) if line[at..].trim_start_matches([',', ' ']).split_once(" ms").is_some_and(|(n, _)| n.parse::<u64>().is_ok()) => {
+            Some(at)
+                if line[at..]
+                    .trim_start_matches([',', ' '])
+                    .split_once(" ms")
+                    .is_some_and(|(n, _)| n.parse::<u64>().is_ok()) =>
+            {
                 let rest = line[at..].trim_start_matches([',', ' ']).split_once(" ms").unwrap().1;
                 format!("{}{rest}\n", &line[..at])
             }
@@ -489,27 +513,44 @@ fn the_mutant_table_is_what_mutants_prints() {
     assert_eq!(names, known, "docs/mutants.md lists other mutants than the model has; refresh it: SUTRA_SIM_BLESS=1 cargo test --test readme");
     // The full run sweeps smoke first: a kill there is what a sweep of smoke alone prints.
     let count = 2000;
-    let smoke = without_wall_clock(&printed_by(&format!("sutra-sim mutants --scenario smoke --count {count}"), "mutants-smoke"));
+    let smoke = without_wall_clock(&printed_by(
+        &format!("sutra-sim mutants --scenario smoke --count {count}"),
+        "mutants-smoke",
+    ));
     let scenarios: Vec<&str> = sutra_sim_model::scenario::BUILT_IN.iter().map(|(n, _)| *n).collect();
     for (row, now) in rows.iter().zip(smoke.lines().filter(|l| l.starts_with("killed") || l.starts_with("SURVIVED"))) {
         if now.starts_with("killed") {
-            assert_eq!(*row, now, "docs/mutants.md (-) and a sweep of smoke (+) differ:\n{}", snapshot::line_diff(row, now));
+            assert!(
+                *row == now,
+                "docs/mutants.md (-) and a sweep of smoke (+) differ:\n{}",
+                snapshot::line_diff(row, now)
+            );
             continue;
         }
         // Killed past smoke: that run kills it, and the seed count is where it lies.
         let words: Vec<&str> = row.split_whitespace().collect();
         assert_eq!(words[0], "killed", "docs/mutants.md: {row}");
         let (checker, tried) = (words[3], words[5].parse::<u64>().unwrap());
-        let (scenario, seed) = (words[7].trim_start_matches('('), words[9].trim_end_matches(')').parse::<u64>().unwrap());
+        let (scenario, seed) =
+            (words[7].trim_start_matches('('), words[9].trim_end_matches(')').parse::<u64>().unwrap());
         let at = scenarios.iter().position(|s| *s == scenario).unwrap();
         assert!(at > 0, "docs/mutants.md: {row}, but {count} seeds of smoke do not kill it: {now}");
         assert_eq!(tried, at as u64 * count + seed + 1, "docs/mutants.md: {row}");
         let info = Mutant::parse(words[1]).unwrap().info();
-        let outcome = sutra_sim_model::run_for_kill(&sutra_sim_model::Scenario::built_in(scenario).unwrap(), seed, info).unwrap();
-        assert!(info.killed_by(&outcome.verdict) && outcome.verdict.checker() == Some(checker), "docs/mutants.md: {row}, but that run: {:?}", outcome.verdict);
+        let outcome =
+            sutra_sim_model::run_for_kill(&sutra_sim_model::Scenario::built_in(scenario).unwrap(), seed, info).unwrap();
+        assert!(
+            info.killed_by(&outcome.verdict) && outcome.verdict.checker() == Some(checker),
+            "docs/mutants.md: {row}, but that run: {:?}",
+            outcome.verdict
+        );
     }
     let correct = quoted.lines().last().unwrap();
-    assert_eq!(correct, format!("correct model: {} seed(s), 0 failing", scenarios.len() as u64 * count), "docs/mutants.md");
+    assert_eq!(
+        correct,
+        format!("correct model: {} seed(s), 0 failing", scenarios.len() as u64 * count),
+        "docs/mutants.md"
+    );
 }
 
 /// Every quoted output in the pages is one a test here checks.
@@ -518,7 +559,34 @@ fn every_quoted_output_is_checked() {
     let checked = [DESIGN_MATRIX, MUTANT_TABLE, WALK_THROUGH_FAILURE];
     for (path, page) in pages() {
         for quoted in snapshot::quoted(&page) {
-            assert!(checked.contains(&quoted.command.as_str()), "{} quotes `{}`, which no test checks", path.display(), quoted.command);
+            assert!(
+                checked.contains(&quoted.command.as_str()),
+                "{} quotes `{}`, which no test checks",
+                path.display(),
+                quoted.command
+            );
         }
+    }
+}
+
+#[test]
+fn the_exploration_figures_are_dated_and_their_command_still_prints_them() {
+    let page = std::fs::read_to_string(root().join("docs/exploration.md")).unwrap();
+    assert!(page.contains("Measured on 20") && page.contains("`sutra-sim bench --explore --only NAME --json`"));
+    // The table's columns are the fields one start of one benchmark still prints.
+    let (code, out, err) = sutra_sim_in(root(), &["bench", "--explore", "--only", "maze", "--starts", "1", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let maze = &doc["benchmarks"][0];
+    assert_eq!(maze["name"], "maze", "{out}");
+    for field in ["brute_force_runs", "sweep_runs_median", "explore_runs_median"] {
+        assert!(maze[field].is_number(), "`bench --explore --json` has no {field}: {out}");
+    }
+    // Each deep mutant's row names the scenario the benchmark measures it in.
+    for (mutant, scenario) in sutra_sim::bench_explore::DEEP_BENCH_SCENARIOS {
+        assert!(
+            page.contains(&format!("`{mutant}` ({scenario})")),
+            "docs/exploration.md has no row for {mutant} in {scenario}"
+        );
     }
 }

@@ -40,7 +40,10 @@ fn quoted_with_ranges(text: &str) -> Vec<(Quoted, std::ops::Range<usize>)> {
         assert!(text[line_end + 1..fence_end].starts_with("```"), "no fenced block after the marker for {command:?}");
         let body_start = fence_end + 1;
         let body_end = body_start + text[body_start..].find("```").expect("a closed fence");
-        out.push((Quoted { command: command.to_string(), body: text[body_start..body_end].to_string() }, body_start..body_end));
+        out.push((
+            Quoted { command: command.to_string(), body: text[body_start..body_end].to_string() },
+            body_start..body_end,
+        ));
         from = body_end;
     }
     out
@@ -106,12 +109,12 @@ pub fn line_diff(want: &str, got: &str) -> String {
         if i < a.len() && j < b.len() && a[i] == b[j] {
             out += &format!("  {}\n", a[i]);
             (i, j) = (i + 1, j + 1);
-        } else if j < b.len() && (i == a.len() || common[i][j + 1] >= common[i + 1][j]) {
-            out += &format!("+ {}\n", b[j]);
-            j += 1;
-        } else {
+        } else if i < a.len() && (j == b.len() || common[i + 1][j] >= common[i][j + 1]) {
             out += &format!("- {}\n", a[i]);
             i += 1;
+        } else {
+            out += &format!("+ {}\n", b[j]);
+            j += 1;
         }
     }
     out
