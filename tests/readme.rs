@@ -503,7 +503,7 @@ fn mutant_of(line: &str) -> &str {
 fn the_mutant_table_is_what_mutants_prints() {
     let page = root().join("docs/mutants.md");
     if snapshot::full() {
-        // About four minutes in a debug build: every seed the table counts.
+        // 4 minutes of CPU in a debug build: every seed the table counts.
         return snapshot::check_exact(&page, MUTANT_TABLE, &without_wall_clock(&printed_by(MUTANT_TABLE, "mutants")));
     }
     let quoted = snapshot::quoted_in(&page, MUTANT_TABLE).body;
