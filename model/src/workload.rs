@@ -55,7 +55,7 @@ pub async fn drive(world: Rc<World>) {
         }
         if settled {
             // Everything is done before the heal: heal now, there is nothing left to hurt.
-            crate::faults::heal(&world);
+            crate::injector::heal(&world);
         }
     }
     let (relay, timer) = world.ctx.bounces();
