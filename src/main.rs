@@ -136,6 +136,11 @@ enum Command {
         /// and distinct state signatures of smoke and swarm.
         #[arg(long)]
         explore: bool,
+        /// Measure events per second of growing copies of smoke instead (1 replica and 6
+        /// instances up to 32 replicas and 192, 6,000 instances, 300 steps), and the largest
+        /// world's share of the smallest's.
+        #[arg(long, conflicts_with = "explore")]
+        scale: bool,
         /// With --explore: start seeds per benchmark (each figure is their median).
         #[arg(long, default_value_t = sutra_sim::bench_explore::START_SEEDS)]
         starts: usize,
@@ -203,8 +208,9 @@ fn main() -> ExitCode {
         }
         Command::List { what, json } => commands::list::list(&what, json),
         Command::Merge { reports, output } => commands::merge::merge(&reports, &output),
+        Command::Bench { json, scale: true, .. } => commands::bench::bench_scale(json),
         Command::Bench { json, explore: false, .. } => commands::bench::bench(json),
-        Command::Bench { json, explore: true, starts, signature_runs, only, jobs } => {
+        Command::Bench { json, explore: true, starts, signature_runs, only, jobs, .. } => {
             commands::bench::bench_explore(json, starts, signature_runs, only, jobs)
         }
     };
