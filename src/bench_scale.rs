@@ -35,9 +35,6 @@ pub const WORLDS: [World; 8] = [
     World { replicas: 3, instances: 6, steps: 300 },
 ];
 
-/// Most simulated time a benchmark run may take (the large worlds need hours).
-const SIM_TIME_MAX: Duration = Duration::from_secs(48 * 3_600);
-
 /// The smoke copy of `world`, with budgets big enough for it to run to its end.
 pub fn scenario(world: World) -> Scenario {
     let mut s = Scenario::built_in("smoke").expect("smoke is built in");
@@ -47,7 +44,7 @@ pub fn scenario(world: World) -> Scenario {
     s.workload.steps = world.steps;
     s.run.events_max = sutra_sim_model::scenario::EVENTS_MAX;
     s.run.polls_max = sutra_sim_model::scenario::POLLS_MAX;
-    s.run.sim_time_max = SIM_TIME_MAX;
+    s.run.sim_time_max = sutra_sim_model::scenario::DURATION_MAX;
     s
 }
 

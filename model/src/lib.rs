@@ -27,6 +27,7 @@ pub mod signature;
 pub mod spec;
 pub mod store;
 pub mod streams;
+pub mod timer_rows;
 pub mod variant;
 pub mod view;
 pub mod workload;

@@ -73,18 +73,7 @@ impl InstanceRow {
     }
 }
 
-/// A pending timer: fire the step expecting `expects` when due.
-#[derive(Clone, Copy, Debug)]
-pub struct TimerRow {
-    /// The instance.
-    pub instance: InstanceId,
-    /// The version the fired step expects to find.
-    pub expects: u64,
-    /// When it is next due.
-    pub due: SimTime,
-    /// Refusals so far.
-    pub attempt: u32,
-}
+pub use crate::timer_rows::{TimerRow, TimerRows};
 
 /// A task parked for a pull worker.
 #[derive(Clone, Copy, Debug)]
@@ -102,8 +91,8 @@ pub struct TaskRow {
 pub struct StoreState {
     /// Instance rows by id (ids are 0..n).
     pub instances: Vec<InstanceRow>,
-    /// Timer rows by instance (at most one pending trigger per instance).
-    pub timers: DenseMap<InstanceId, TimerRow>,
+    /// Timer rows by instance (at most one pending trigger per instance), indexed by due.
+    pub timers: TimerRows,
     /// Task rows by instance.
     pub tasks: DenseMap<InstanceId, TaskRow>,
     /// The sweeper lease: holder and expiry.
@@ -1053,7 +1042,7 @@ impl Store {
     /// nothing, so pollers skip the ticks at which nothing can be due instead of paying
     /// for empty round trips. Every poll that could find work is still made for real.
     pub fn earliest_timer_due(&self) -> Option<SimTime> {
-        self.state.borrow().timers.values().map(|t| t.due).min()
+        self.state.borrow().timers.earliest_due()
     }
 
     /// The earliest instant at which a task row can be locked (now, if one is unlocked),
@@ -1092,15 +1081,13 @@ impl Store {
         let now = executor::now();
         let picked: Vec<TimerRow> = {
             let mut s = self.state.borrow_mut();
-            let mut picked = Vec::new();
-            for row in s.timers.values_mut() {
-                if picked.len() >= limit {
-                    break;
-                }
-                if row.due <= now {
+            let due = s.timers.due_at(now, limit);
+            let mut picked = Vec::with_capacity(due.len());
+            for instance in due {
+                s.timers.update(instance, |row| {
                     picked.push(*row);
                     row.due = now.add(fire_lease);
-                }
+                });
             }
             picked
         };
@@ -1124,15 +1111,17 @@ impl Store {
         let now = executor::now();
         let deferred = {
             let mut s = self.state.borrow_mut();
-            match s.timers.get_mut(instance) {
+            match s.timers.get(instance) {
                 Some(row) if row.expects == expects => {
                     self.rows_written.notify();
-                    if refused {
-                        row.attempt += 1;
-                    }
-                    let delay = backoff(row.attempt);
-                    row.due = now.add(delay);
-                    Some((row.attempt, row.due, delay))
+                    s.timers.update(instance, |row| {
+                        if refused {
+                            row.attempt += 1;
+                        }
+                        let delay = backoff(row.attempt);
+                        row.due = now.add(delay);
+                        (row.attempt, row.due, delay)
+                    })
                 }
                 _ => None,
             }
