@@ -84,3 +84,39 @@ impl TimerRows {
         self.rows.is_empty()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(instance: u32, due_ms: u64) -> TimerRow {
+        TimerRow { instance: InstanceId(instance), expects: 1, due: SimTime(due_ms * 1_000_000), attempt: 0 }
+    }
+
+    #[test]
+    fn rows_due_come_in_instance_order_up_to_the_limit_whatever_their_due_order() {
+        let mut rows = TimerRows::default();
+        for (instance, due_ms) in [(5, 10), (1, 30), (3, 20), (2, 99)] {
+            rows.insert(InstanceId(instance), row(instance, due_ms));
+        }
+        let now = SimTime(30 * 1_000_000);
+        assert_eq!(rows.due_at(now, 8), [InstanceId(1), InstanceId(3), InstanceId(5)]);
+        assert_eq!(rows.due_at(now, 2), [InstanceId(1), InstanceId(3)]);
+        assert_eq!(rows.earliest_due(), Some(SimTime(10 * 1_000_000)));
+    }
+
+    #[test]
+    fn the_due_index_follows_every_update_insert_and_removal() {
+        let mut rows = TimerRows::default();
+        rows.insert(InstanceId(0), row(0, 10));
+        rows.insert(InstanceId(1), row(1, 20));
+        rows.update(InstanceId(0), |r| r.due = SimTime(50 * 1_000_000));
+        assert_eq!(rows.earliest_due(), Some(SimTime(20 * 1_000_000)));
+        rows.insert(InstanceId(1), row(1, 60));
+        assert_eq!(rows.earliest_due(), Some(SimTime(50 * 1_000_000)));
+        assert!(rows.remove(InstanceId(0)).is_some());
+        assert_eq!(rows.due_at(SimTime(55 * 1_000_000), 8), []);
+        assert_eq!(rows.len(), 1);
+        assert!(rows.update(InstanceId(7), |_| ()).is_none());
+    }
+}
