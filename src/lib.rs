@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod bench_explore;
+pub mod bench_scale;
 pub mod determinism;
 pub mod explore;
 pub mod fault_events;

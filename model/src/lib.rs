@@ -15,6 +15,7 @@ pub mod design;
 pub mod event;
 pub mod faults;
 pub mod ids;
+pub mod injector;
 pub mod log;
 pub mod mutant;
 pub mod pull;
@@ -26,6 +27,7 @@ pub mod signature;
 pub mod spec;
 pub mod store;
 pub mod streams;
+pub mod timer_rows;
 pub mod variant;
 pub mod view;
 pub mod workload;
@@ -87,7 +89,7 @@ fn view_of(world: &World) -> ModelView {
 /// the workload, the fault injector and the operator started. The world is kept alive by
 /// its tasks; the caller's handle is for tests.
 fn build_world(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<ModelEvent>) -> Rc<World> {
-    let (faults, enabled) = faults::swarm::select(&scenario.faults);
+    let (faults, enabled) = injector::swarm::select(&scenario.faults);
     if scenario.faults.swarm {
         tracer.emit(ModelEvent::SwarmSelected { enabled });
     }
@@ -115,10 +117,10 @@ fn build_world(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<Mode
     let weak = Rc::downgrade(&world);
     world.ctx.set_pause_process(Box::new(move |process| {
         if let Some(world) = weak.upgrade() {
-            faults::lease::pause_mid_sweep(&world, process);
+            injector::lease::pause_mid_sweep(&world, process);
         }
     }));
-    faults::install_boundary_strike(&world);
+    injector::install_boundary_strike(&world);
     let deps = world.replica_deps();
     for index in 0..scenario.topology.replicas {
         let deps = deps.clone();
@@ -142,11 +144,11 @@ fn build_world(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<Mode
         pull_workers.push(executor::add_node(format!("pull-worker-{worker}"), Some(boot)));
     }
     debug_assert_eq!(pull_workers.len(), scenario.topology.pull_workers as usize);
-    faults::clock_skew::skew_clocks(&world);
+    injector::clock_skew::skew_clocks(&world);
     workload::start(&world);
-    executor::spawn_daemon_on(NodeId::WORLD, "fault-injector", faults::inject(world.clone()));
+    executor::spawn_daemon_on(NodeId::WORLD, "fault-injector", injector::inject(world.clone()));
     executor::spawn_daemon_on(NodeId::WORLD, "operator", admin::operator(world.clone()));
-    executor::spawn_daemon_on(NodeId::WORLD, "broker:liveness", faults::crash::broker_liveness(world.clone()));
+    executor::spawn_daemon_on(NodeId::WORLD, "broker:liveness", injector::crash::broker_liveness(world.clone()));
     executor::spawn_on(NodeId::WORLD, "driver", workload::drive(world.clone()));
     world
 }
@@ -331,7 +333,7 @@ mod tests {
             status: executor::node_status(node),
             process,
             surface,
-            alive_for_faults: faults::crash::alive_replicas(world).iter().any(|&(i, _)| i == 0),
+            alive_for_faults: injector::crash::alive_replicas(world).iter().any(|&(i, _)| i == 0),
             process_paused: world.cluster.process_paused(process),
         }
     }
@@ -354,7 +356,7 @@ mod tests {
                 let before = slot_seen(&world);
                 record.borrow_mut().push(before);
                 let node = world.cluster.slots.borrow()[0].node;
-                faults::pause::pause_for(&world, 0, node, std::time::Duration::from_secs(5));
+                injector::pause::pause_for(&world, 0, node, std::time::Duration::from_secs(5));
                 record.borrow_mut().push(slot_seen(&world));
                 executor::sleep(std::time::Duration::from_millis(1)).await;
                 record.borrow_mut().push(slot_seen(&world));

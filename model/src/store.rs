@@ -74,18 +74,7 @@ impl InstanceRow {
     }
 }
 
-/// A pending timer: fire the step expecting `expects` when due.
-#[derive(Clone, Copy, Debug)]
-pub struct TimerRow {
-    /// The instance.
-    pub instance: InstanceId,
-    /// The version the fired step expects to find.
-    pub expects: u64,
-    /// When it is next due.
-    pub due: SimTime,
-    /// Refusals so far.
-    pub attempt: u32,
-}
+pub use crate::timer_rows::{TimerRow, TimerRows};
 
 /// A task parked for a pull worker.
 #[derive(Clone, Copy, Debug)]
@@ -103,8 +92,8 @@ pub struct TaskRow {
 pub struct StoreState {
     /// Instance rows by id (ids are 0..n).
     pub instances: Vec<InstanceRow>,
-    /// Timer rows by instance (at most one pending trigger per instance).
-    pub timers: DenseMap<InstanceId, TimerRow>,
+    /// Timer rows by instance (at most one pending trigger per instance), indexed by due.
+    pub timers: TimerRows,
     /// Task rows by instance.
     pub tasks: DenseMap<InstanceId, TaskRow>,
     /// The sweeper lease: holder and expiry.
@@ -207,6 +196,309 @@ struct Wire {
     call: StoreCall,
     instance: InstanceId,
     exec: ExecId,
+}
+
+/// One of the store's calls by an execution lane, as a request: what the environment's
+/// witnesses call it on the wire, and how the store applies it in one transaction once it
+/// took the request. Every call goes through one request/answer wrapper
+/// ([`Store::exchange`]), reliable or over the faulty boundary: a store engine answers the
+/// same requests.
+trait Call {
+    /// The answer the caller gets.
+    type Answer;
+    /// What the boundary's witnesses call it.
+    const WIRE: StoreCall;
+    /// The instance and execution the call is for.
+    fn names(&self) -> (InstanceId, ExecId);
+    /// Applies the call; `aborted` is how many of the client's attempts the store aborted
+    /// before it took this one.
+    fn apply(self, store: &Store, aborted: u32) -> Self::Answer;
+}
+
+/// R2's claim (see [`Store::claim_judged_at`]).
+struct ClaimCall {
+    instance: InstanceId,
+    exec: ExecId,
+    owner: OwnerId,
+    process: Option<ProcessId>,
+    path: ResumePath,
+    client_now: Option<SimTime>,
+}
+
+impl Call for ClaimCall {
+    type Answer = ClaimResult;
+    const WIRE: StoreCall = StoreCall::Claim;
+
+    fn names(&self) -> (InstanceId, ExecId) {
+        (self.instance, self.exec)
+    }
+
+    fn apply(self, store: &Store, _aborted: u32) -> ClaimResult {
+        let ClaimCall { instance, exec, owner, process, path, client_now } = self;
+        let result = {
+            let mut s = store.state.borrow_mut();
+            let now = executor::now();
+            let row = &mut s.instances[instance.0 as usize];
+            let age = client_now.unwrap_or(now).since(row.claimed_at);
+            let stale = row.owner.is_some_and(|o| o != owner) && age > store.claim_timeout;
+            match row.owner {
+                Some(holder) if holder != owner && !stale => ClaimResult::Refused { holder },
+                previous => {
+                    row.owner = Some(owner);
+                    row.claimed_at = now;
+                    row.epoch += 1;
+                    let (version, parked, epoch) = (row.version, row.parked, row.epoch);
+                    s.debug_assert_rows(instance, now);
+                    drop(s);
+                    store.tracer.emit(ModelEvent::ClaimGranted {
+                        instance,
+                        exec,
+                        owner,
+                        process,
+                        path,
+                        previous,
+                        stale_age_ns: stale.then_some(sutra_sim_core::time::duration_nanos(age)),
+                        epoch,
+                        task: sender(),
+                    });
+                    store.witness_row(ModelEvent::RowWritten {
+                        instance,
+                        write: WriteKind::Claim,
+                        by: Some(exec),
+                        writer: Some(owner),
+                        owner: Some(owner),
+                        version,
+                        epoch,
+                        parked,
+                    });
+                    ClaimResult::Granted { epoch }
+                }
+            }
+        };
+        if let ClaimResult::Refused { holder } = result {
+            store.tracer.emit(ModelEvent::ClaimRefused { instance, exec, owner, path, holder, task: sender() });
+        }
+        result
+    }
+}
+
+/// A read of the row (see [`Store::read`]).
+struct ReadCall {
+    instance: InstanceId,
+    exec: ExecId,
+    claim: Claim,
+}
+
+impl Call for ReadCall {
+    type Answer = (u64, bool);
+    const WIRE: StoreCall = StoreCall::Read;
+
+    fn names(&self) -> (InstanceId, ExecId) {
+        (self.instance, self.exec)
+    }
+
+    fn apply(self, store: &Store, _aborted: u32) -> (u64, bool) {
+        let ReadCall { instance, exec, claim } = self;
+        let (version, completed, owner, epoch) = {
+            let s = store.state.borrow();
+            let r = &s.instances[instance.0 as usize];
+            (r.version, r.completed(), r.owner, r.epoch)
+        };
+        store.tracer.emit(ModelEvent::StoreRead {
+            instance,
+            exec,
+            claim_owner: claim.owner,
+            claim_epoch: claim.epoch,
+            owner,
+            epoch,
+            version,
+            task: sender(),
+        });
+        (version, completed)
+    }
+}
+
+/// The step commit (see [`Store::commit`]).
+struct CommitCall {
+    instance: InstanceId,
+    exec: ExecId,
+    claim: Claim,
+    spec: CommitSpec,
+    timer_delay: Duration,
+}
+
+impl Call for CommitCall {
+    type Answer = Result<Option<Trigger>, Option<OwnerId>>;
+    const WIRE: StoreCall = StoreCall::Commit;
+
+    fn names(&self) -> (InstanceId, ExecId) {
+        (self.instance, self.exec)
+    }
+
+    fn apply(self, store: &Store, aborted: u32) -> Self::Answer {
+        let CommitCall { instance, exec, claim, spec, timer_delay } = self;
+        let owner = claim.owner;
+        // The careless retry: "the transaction that aborted may have got as far as releasing
+        // our claim", so the statement sent again also matches a row nobody owns.
+        let free_row_is_ours = store.retry_accepts_free_row && aborted > 0;
+        let outcome = {
+            let mut s = store.state.borrow_mut();
+            let now = executor::now();
+            let row = &mut s.instances[instance.0 as usize];
+            let owned = row.owner == Some(owner) || (free_row_is_ours && row.owner.is_none());
+            if spec.conditional && !owned {
+                Err(row.owner)
+            } else {
+                let (owner_before, current_epoch) = (row.owner, row.epoch);
+                let version_before = row.version;
+                assert!(spec.based_on < u64::from(row.steps), "a commit past the last step of instance {}", instance.0);
+                row.version = spec.based_on + 1;
+                // A commit based on an older version rewrites history (only careless code
+                // commits so); the history keeps the latest writer of each step.
+                row.committed_under.truncate(spec.based_on as usize);
+                row.committed_under.push(claim.epoch);
+                if spec.release {
+                    row.owner = None;
+                }
+                let next = (!row.completed()).then(|| row.plan[row.version as usize]);
+                row.parked = next == Some(Trigger::Pull);
+                let (version, parked, owner_after) = (row.version, row.parked, row.owner);
+                // The step consumed its trigger's row; the next one is written here.
+                s.timers.remove(instance);
+                s.tasks.remove(instance);
+                match next {
+                    Some(Trigger::Timer) => {
+                        let due = now.add(timer_delay);
+                        s.timers.insert(instance, TimerRow { instance, expects: version, due, attempt: 0 });
+                    }
+                    Some(Trigger::Pull) => {
+                        s.tasks.insert(instance, TaskRow { instance, expects: version, locked: None });
+                    }
+                    _ => {}
+                }
+                s.debug_assert_rows(instance, now);
+                drop(s);
+                if matches!(next, Some(Trigger::Timer | Trigger::Pull)) {
+                    store.rows_written.notify();
+                }
+                store.tracer.emit(ModelEvent::CommitAccepted {
+                    instance,
+                    exec,
+                    owner,
+                    epoch: claim.epoch,
+                    owner_before,
+                    current_epoch,
+                    trigger: spec.trigger,
+                    based_on: spec.based_on,
+                    version_before,
+                    version_after: version,
+                    task: sender(),
+                });
+                store.witness_row(ModelEvent::RowWritten {
+                    instance,
+                    write: WriteKind::Commit,
+                    by: Some(exec),
+                    writer: Some(owner),
+                    owner: owner_after,
+                    version,
+                    epoch: current_epoch,
+                    parked,
+                });
+                match next {
+                    Some(Trigger::Timer) => store.tracer.emit(ModelEvent::TimerScheduled {
+                        instance,
+                        step: version as u32 + 1,
+                        due_ns: now.add(timer_delay).as_nanos(),
+                    }),
+                    Some(Trigger::Pull) => {
+                        store.tracer.emit(ModelEvent::TaskParked { instance, step: version as u32 + 1 })
+                    }
+                    Some(Trigger::Relay) => store.publish_from_outbox(instance, version, ResumePath::Relay),
+                    None => store.tracer.emit(ModelEvent::InstanceCompleted { instance }),
+                }
+                Ok(next)
+            }
+        };
+        if let Err(holder) = outcome {
+            store.tracer.emit(ModelEvent::CommitRejected {
+                instance,
+                exec,
+                owner,
+                epoch: claim.epoch,
+                holder,
+                task: sender(),
+            });
+        }
+        outcome
+    }
+}
+
+/// A release of the claim (see [`Store::release`]).
+struct ReleaseCall {
+    instance: InstanceId,
+    exec: ExecId,
+    claim: Claim,
+}
+
+impl Call for ReleaseCall {
+    type Answer = bool;
+    const WIRE: StoreCall = StoreCall::Release;
+
+    fn names(&self) -> (InstanceId, ExecId) {
+        (self.instance, self.exec)
+    }
+
+    fn apply(self, store: &Store, _aborted: u32) -> bool {
+        let ReleaseCall { instance, exec, claim } = self;
+        let (released, current_epoch) = store.release_now(instance, exec, claim.owner, WriteKind::Release);
+        store.tracer.emit(ModelEvent::Released {
+            instance,
+            exec,
+            owner: claim.owner,
+            epoch: claim.epoch,
+            current_epoch,
+            released,
+            task: sender(),
+        });
+        released
+    }
+}
+
+/// A read of which epoch committed a step (see [`Store::committed_under`]).
+struct CommittedUnderCall {
+    instance: InstanceId,
+    exec: ExecId,
+    claim: Claim,
+    based_on: u64,
+}
+
+impl Call for CommittedUnderCall {
+    type Answer = Option<u64>;
+    const WIRE: StoreCall = StoreCall::Read;
+
+    fn names(&self) -> (InstanceId, ExecId) {
+        (self.instance, self.exec)
+    }
+
+    fn apply(self, store: &Store, _aborted: u32) -> Option<u64> {
+        let CommittedUnderCall { instance, exec, claim, based_on } = self;
+        let (committed, owner, epoch, version) = {
+            let s = store.state.borrow();
+            let r = &s.instances[instance.0 as usize];
+            (r.committed_under.get(based_on as usize).copied(), r.owner, r.epoch, r.version)
+        };
+        store.tracer.emit(ModelEvent::StoreRead {
+            instance,
+            exec,
+            claim_owner: claim.owner,
+            claim_epoch: claim.epoch,
+            owner,
+            epoch,
+            version,
+            task: sender(),
+        });
+        committed
+    }
 }
 
 /// The task making the current store call, as the executor witnesses it.
@@ -409,13 +701,12 @@ impl Store {
         path: ResumePath,
         client_now: Option<SimTime>,
     ) -> ClaimResult {
-        self.claim_via(None, instance, exec, owner, process, path, client_now).await.reliable()
+        self.call(ClaimCall { instance, exec, owner, process, path, client_now }).await
     }
 
     /// [`Store::claim_judged_at`] over the faulty request/reply boundary of an execution
     /// lane's calls (the `store-replies` fault): `TimedOut` if the request or its reply was
     /// lost — the grant may or may not have been written.
-    #[allow(clippy::too_many_arguments)]
     pub async fn claim_over_wire(
         &self,
         instance: InstanceId,
@@ -425,108 +716,19 @@ impl Store {
         path: ResumePath,
         client_now: Option<SimTime>,
     ) -> Reply<ClaimResult> {
-        let wire = Some(Wire { call: StoreCall::Claim, instance, exec });
-        self.claim_via(wire, instance, exec, owner, process, path, client_now).await
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    async fn claim_via(
-        &self,
-        wire: Option<Wire>,
-        instance: InstanceId,
-        exec: ExecId,
-        owner: OwnerId,
-        process: Option<ProcessId>,
-        path: ResumePath,
-        client_now: Option<SimTime>,
-    ) -> Reply<ClaimResult> {
-        if self.send(wire).await.is_none() {
-            return Reply::TimedOut;
-        }
-        let result = {
-            let mut s = self.state.borrow_mut();
-            let now = executor::now();
-            let row = &mut s.instances[instance.0 as usize];
-            let age = client_now.unwrap_or(now).since(row.claimed_at);
-            let stale = row.owner.is_some_and(|o| o != owner) && age > self.claim_timeout;
-            match row.owner {
-                Some(holder) if holder != owner && !stale => ClaimResult::Refused { holder },
-                previous => {
-                    row.owner = Some(owner);
-                    row.claimed_at = now;
-                    row.epoch += 1;
-                    let (version, parked, epoch) = (row.version, row.parked, row.epoch);
-                    s.debug_assert_rows(instance, now);
-                    drop(s);
-                    self.tracer.emit(ModelEvent::ClaimGranted {
-                        instance,
-                        exec,
-                        owner,
-                        process,
-                        path,
-                        previous,
-                        stale_age_ns: stale.then_some(sutra_sim_core::time::duration_nanos(age)),
-                        epoch,
-                        task: sender(),
-                    });
-                    self.witness_row(ModelEvent::RowWritten {
-                        instance,
-                        write: WriteKind::Claim,
-                        by: Some(exec),
-                        writer: Some(owner),
-                        owner: Some(owner),
-                        version,
-                        epoch,
-                        parked,
-                    });
-                    ClaimResult::Granted { epoch }
-                }
-            }
-        };
-        if let ClaimResult::Refused { holder } = result {
-            self.tracer.emit(ModelEvent::ClaimRefused { instance, exec, owner, path, holder, task: sender() });
-        }
-        self.answer(wire, result).await
+        self.call_over_wire(ClaimCall { instance, exec, owner, process, path, client_now }).await
     }
 
     /// Reads the row's committed version and whether the instance completed, for `exec`
     /// acting under `claim` (which the store records, and does not check: a read changes
     /// nothing).
     pub async fn read(&self, instance: InstanceId, exec: ExecId, claim: Claim) -> (u64, bool) {
-        self.read_via(None, instance, exec, claim).await.reliable()
+        self.call(ReadCall { instance, exec, claim }).await
     }
 
     /// [`Store::read`] over the faulty boundary of a lane's calls.
     pub async fn read_over_wire(&self, instance: InstanceId, exec: ExecId, claim: Claim) -> Reply<(u64, bool)> {
-        self.read_via(Some(Wire { call: StoreCall::Read, instance, exec }), instance, exec, claim).await
-    }
-
-    async fn read_via(
-        &self,
-        wire: Option<Wire>,
-        instance: InstanceId,
-        exec: ExecId,
-        claim: Claim,
-    ) -> Reply<(u64, bool)> {
-        if self.send(wire).await.is_none() {
-            return Reply::TimedOut;
-        }
-        let (version, completed, owner, epoch) = {
-            let s = self.state.borrow();
-            let r = &s.instances[instance.0 as usize];
-            (r.version, r.completed(), r.owner, r.epoch)
-        };
-        self.tracer.emit(ModelEvent::StoreRead {
-            instance,
-            exec,
-            claim_owner: claim.owner,
-            claim_epoch: claim.epoch,
-            owner,
-            epoch,
-            version,
-            task: sender(),
-        });
-        self.answer(wire, (version, completed)).await
+        self.call_over_wire(ReadCall { instance, exec, claim }).await
     }
 
     /// The step commit: writes version `based_on + 1`, the next trigger's row, and (if
@@ -541,7 +743,7 @@ impl Store {
         spec: CommitSpec,
         timer_delay: Duration,
     ) -> Result<Option<Trigger>, Option<OwnerId>> {
-        self.commit_via(None, instance, exec, claim, spec, timer_delay).await.reliable()
+        self.call(CommitCall { instance, exec, claim, spec, timer_delay }).await
     }
 
     /// [`Store::commit`] over the faulty boundary of a lane's calls: `TimedOut` is an
@@ -554,149 +756,25 @@ impl Store {
         spec: CommitSpec,
         timer_delay: Duration,
     ) -> Reply<Result<Option<Trigger>, Option<OwnerId>>> {
-        let wire = Some(Wire { call: StoreCall::Commit, instance, exec });
-        self.commit_via(wire, instance, exec, claim, spec, timer_delay).await
-    }
-
-    async fn commit_via(
-        &self,
-        wire: Option<Wire>,
-        instance: InstanceId,
-        exec: ExecId,
-        claim: Claim,
-        spec: CommitSpec,
-        timer_delay: Duration,
-    ) -> Reply<Result<Option<Trigger>, Option<OwnerId>>> {
-        let owner = claim.owner;
-        let Some(aborted) = self.send(wire).await else {
-            return Reply::TimedOut;
-        };
-        // The careless retry: "the transaction that aborted may have got as far as releasing
-        // our claim", so the statement sent again also matches a row nobody owns.
-        let free_row_is_ours = self.retry_accepts_free_row && aborted > 0;
-        let outcome = {
-            let mut s = self.state.borrow_mut();
-            let now = executor::now();
-            let row = &mut s.instances[instance.0 as usize];
-            let owned = row.owner == Some(owner) || (free_row_is_ours && row.owner.is_none());
-            if spec.conditional && !owned {
-                Err(row.owner)
-            } else {
-                let (owner_before, current_epoch) = (row.owner, row.epoch);
-                let version_before = row.version;
-                assert!(spec.based_on < u64::from(row.steps), "a commit past the last step of instance {}", instance.0);
-                row.version = spec.based_on + 1;
-                // A commit based on an older version rewrites history (only careless code
-                // commits so); the history keeps the latest writer of each step.
-                row.committed_under.truncate(spec.based_on as usize);
-                row.committed_under.push(claim.epoch);
-                if spec.release {
-                    row.owner = None;
-                }
-                let next = (!row.completed()).then(|| row.plan[row.version as usize]);
-                row.parked = next == Some(Trigger::Pull);
-                let (version, parked, owner_after) = (row.version, row.parked, row.owner);
-                // The step consumed its trigger's row; the next one is written here.
-                s.timers.remove(instance);
-                s.tasks.remove(instance);
-                match next {
-                    Some(Trigger::Timer) => {
-                        let due = now.add(timer_delay);
-                        s.timers.insert(instance, TimerRow { instance, expects: version, due, attempt: 0 });
-                    }
-                    Some(Trigger::Pull) => {
-                        s.tasks.insert(instance, TaskRow { instance, expects: version, locked: None });
-                    }
-                    _ => {}
-                }
-                s.debug_assert_rows(instance, now);
-                drop(s);
-                if matches!(next, Some(Trigger::Timer | Trigger::Pull)) {
-                    self.rows_written.notify();
-                }
-                self.tracer.emit(ModelEvent::CommitAccepted {
-                    instance,
-                    exec,
-                    owner,
-                    epoch: claim.epoch,
-                    owner_before,
-                    current_epoch,
-                    trigger: spec.trigger,
-                    based_on: spec.based_on,
-                    version_before,
-                    version_after: version,
-                    task: sender(),
-                });
-                self.witness_row(ModelEvent::RowWritten {
-                    instance,
-                    write: WriteKind::Commit,
-                    by: Some(exec),
-                    writer: Some(owner),
-                    owner: owner_after,
-                    version,
-                    epoch: current_epoch,
-                    parked,
-                });
-                match next {
-                    Some(Trigger::Timer) => self.tracer.emit(ModelEvent::TimerScheduled {
-                        instance,
-                        step: version as u32 + 1,
-                        due_ns: now.add(timer_delay).as_nanos(),
-                    }),
-                    Some(Trigger::Pull) => {
-                        self.tracer.emit(ModelEvent::TaskParked { instance, step: version as u32 + 1 })
-                    }
-                    Some(Trigger::Relay) => self.publish_from_outbox(instance, version, ResumePath::Relay),
-                    None => self.tracer.emit(ModelEvent::InstanceCompleted { instance }),
-                }
-                Ok(next)
-            }
-        };
-        if let Err(holder) = outcome {
-            self.tracer.emit(ModelEvent::CommitRejected {
-                instance,
-                exec,
-                owner,
-                epoch: claim.epoch,
-                holder,
-                task: sender(),
-            });
-        }
-        self.answer(wire, outcome).await
+        self.call_over_wire(CommitCall { instance, exec, claim, spec, timer_delay }).await
     }
 
     /// Releases the claim if `owner` still holds it. Returns whether it matched.
     pub async fn release(&self, instance: InstanceId, exec: ExecId, claim: Claim) -> bool {
-        self.release_via(None, instance, exec, claim).await.reliable()
+        self.call(ReleaseCall { instance, exec, claim }).await
     }
 
     /// [`Store::release`] over the faulty boundary of a lane's calls. A release is safe to
     /// repeat: it matches only while the row still shows the releaser's owner id.
     pub async fn release_over_wire(&self, instance: InstanceId, exec: ExecId, claim: Claim) -> Reply<bool> {
-        self.release_via(Some(Wire { call: StoreCall::Release, instance, exec }), instance, exec, claim).await
-    }
-
-    async fn release_via(&self, wire: Option<Wire>, instance: InstanceId, exec: ExecId, claim: Claim) -> Reply<bool> {
-        if self.send(wire).await.is_none() {
-            return Reply::TimedOut;
-        }
-        let (released, current_epoch) = self.release_now(instance, exec, claim.owner, WriteKind::Release);
-        self.tracer.emit(ModelEvent::Released {
-            instance,
-            exec,
-            owner: claim.owner,
-            epoch: claim.epoch,
-            current_epoch,
-            released,
-            task: sender(),
-        });
-        self.answer(wire, released).await
+        self.call_over_wire(ReleaseCall { instance, exec, claim }).await
     }
 
     /// Reads which claim epoch committed the step taking `instance` from version `based_on`
     /// to the next (`None`: not committed yet), for `exec` acting under `claim` — how a
     /// client resolves a commit whose reply it never got: the step history tells its own
-    /// epoch from anybody else's. A read: it changes nothing, and is witnessed like one.
+    /// epoch from anybody else's. A read over the lane's faulty boundary: it changes
+    /// nothing, and is witnessed like one.
     pub async fn committed_under(
         &self,
         instance: InstanceId,
@@ -704,26 +782,29 @@ impl Store {
         claim: Claim,
         based_on: u64,
     ) -> Reply<Option<u64>> {
-        let wire = Some(Wire { call: StoreCall::Read, instance, exec });
-        if self.send(wire).await.is_none() {
+        self.call_over_wire(CommittedUnderCall { instance, exec, claim, based_on }).await
+    }
+
+    /// One call over the reliable path, which always answers.
+    async fn call<C: Call>(&self, call: C) -> C::Answer {
+        self.exchange(None, call).await.reliable()
+    }
+
+    /// One call over the faulty request/reply boundary of a lane's calls.
+    async fn call_over_wire<C: Call>(&self, call: C) -> Reply<C::Answer> {
+        let (instance, exec) = call.names();
+        self.exchange(Some(Wire { call: C::WIRE, instance, exec }), call).await
+    }
+
+    /// The request, the transaction and the reply of one call: the request half and its
+    /// faults, the call applied in one transaction once the store took it, then the reply
+    /// half and its faults.
+    async fn exchange<C: Call>(&self, wire: Option<Wire>, call: C) -> Reply<C::Answer> {
+        let Some(aborted) = self.send(wire).await else {
             return Reply::TimedOut;
-        }
-        let (committed, owner, epoch, version) = {
-            let s = self.state.borrow();
-            let r = &s.instances[instance.0 as usize];
-            (r.committed_under.get(based_on as usize).copied(), r.owner, r.epoch, r.version)
         };
-        self.tracer.emit(ModelEvent::StoreRead {
-            instance,
-            exec,
-            claim_owner: claim.owner,
-            claim_epoch: claim.epoch,
-            owner,
-            epoch,
-            version,
-            task: sender(),
-        });
-        self.answer(wire, committed).await
+        let answer = call.apply(self, aborted);
+        self.answer(wire, answer).await
     }
 
     /// A migration's write: conditional on ownership, records the routing change and
@@ -972,7 +1053,7 @@ impl Store {
     /// nothing, so pollers skip the ticks at which nothing can be due instead of paying
     /// for empty round trips. Every poll that could find work is still made for real.
     pub fn earliest_timer_due(&self) -> Option<SimTime> {
-        self.state.borrow().timers.values().map(|t| t.due).min()
+        self.state.borrow().timers.earliest_due()
     }
 
     /// The earliest instant at which a task row can be locked (now, if one is unlocked),
@@ -1011,15 +1092,13 @@ impl Store {
         let now = executor::now();
         let picked: Vec<TimerRow> = {
             let mut s = self.state.borrow_mut();
-            let mut picked = Vec::new();
-            for row in s.timers.values_mut() {
-                if picked.len() >= limit {
-                    break;
-                }
-                if row.due <= now {
+            let due = s.timers.due_at(now, limit);
+            let mut picked = Vec::with_capacity(due.len());
+            for instance in due {
+                s.timers.update(instance, |row| {
                     picked.push(*row);
                     row.due = now.add(fire_lease);
-                }
+                });
             }
             picked
         };
@@ -1043,15 +1122,17 @@ impl Store {
         let now = executor::now();
         let deferred = {
             let mut s = self.state.borrow_mut();
-            match s.timers.get_mut(instance) {
+            match s.timers.get(instance) {
                 Some(row) if row.expects == expects => {
                     self.rows_written.notify();
-                    if refused {
-                        row.attempt += 1;
-                    }
-                    let delay = backoff(row.attempt);
-                    row.due = now.add(delay);
-                    Some((row.attempt, row.due, delay))
+                    s.timers.update(instance, |row| {
+                        if refused {
+                            row.attempt += 1;
+                        }
+                        let delay = backoff(row.attempt);
+                        row.due = now.add(delay);
+                        (row.attempt, row.due, delay)
+                    })
                 }
                 _ => None,
             }

@@ -62,7 +62,7 @@ pub async fn drive(world: Rc<World>) {
             }
         } else if work == 0 {
             // Everything is done before the heal: heal now, there is nothing left to hurt.
-            crate::faults::heal(&world);
+            crate::injector::heal(&world);
         }
     }
     let (relay, timer) = world.ctx.bounces();

@@ -19,6 +19,8 @@ const REPETITIONS: usize = 5;
 const BARE_SEEDS: u64 = 200;
 /// How long each scenario repetition runs seeds for.
 const SCENARIO_WINDOW: Duration = Duration::from_millis(400);
+/// How long each world of `bench --scale` runs seeds for (at least one seed).
+const SCALE_WINDOW: Duration = Duration::from_millis(300);
 
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
@@ -109,6 +111,34 @@ pub fn bench(json: bool) -> Outcome {
             100.0 * r["of_bare_events"].as_f64().unwrap_or(0.0)
         );
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `bench --scale`: events per second of growing worlds, and the largest's share of the
+/// smallest's.
+pub fn bench_scale(json: bool) -> Outcome {
+    use sutra_sim::bench_scale as bs;
+    if cfg!(debug_assertions) {
+        eprintln!("warning: this is a debug build; benchmark figures mean something only with --release");
+    }
+    let rows = bs::run(REPETITIONS, SCALE_WINDOW);
+    let share = bs::largest_of_smallest(&rows);
+    if json {
+        println!("{}", json!({"worlds": rows, "largest_of_smallest": share, "repetitions": REPETITIONS}));
+        return Ok(ExitCode::SUCCESS);
+    }
+    for r in &rows {
+        println!(
+            "{:<22} {:>3} replicas {:>5} instances {:>3} steps {:>9.0} events/seed {:>6.0} k events/s",
+            r.name,
+            r.replicas,
+            r.instances,
+            r.steps,
+            r.events_per_seed,
+            r.events_per_second / 1e3
+        );
+    }
+    println!("largest world's events/s: {share:.2} of the smallest's (medians of {REPETITIONS})");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -82,7 +82,7 @@ impl Checker<ModelEvent, ModelView> for ExitedStaysExited {
     }
 
     fn on_event(&mut self, event: &Event<ModelEvent>, _view: &ModelView) -> Check {
-        let (process, what) = match &event.kind {
+        let process = match &event.kind {
             ModelEvent::ReplicaCrashed { process, .. } => {
                 self.crashed.insert(*process);
                 return Check::Ok;
@@ -91,27 +91,35 @@ impl Checker<ModelEvent, ModelView> for ExitedStaysExited {
                 self.stopped.insert(*process);
                 return Check::Ok;
             }
-            ModelEvent::Lane { process, component, action, .. } => {
-                (*process, format!("its {component:?} lane reported {action:?}"))
-            }
-            ModelEvent::LeaseAcquired { process, .. } => (*process, "the store granted it the sweeper lease".into()),
-            ModelEvent::Swept { by, instance, .. } => {
-                (*by, format!("the store recorded its sweep of instance {}", instance.0))
-            }
-            ModelEvent::ShutdownRequested { process, .. } => (*process, "the environment asked it to shut down".into()),
-            ModelEvent::TaskAborted { process, lane, .. } => {
-                (*process, format!("the environment aborted the task of its lane {lane}"))
-            }
+            ModelEvent::Lane { process, .. }
+            | ModelEvent::LeaseAcquired { process, .. }
+            | ModelEvent::ShutdownRequested { process, .. }
+            | ModelEvent::TaskAborted { process, .. } => *process,
+            ModelEvent::Swept { by, .. } => *by,
             _ => return Check::Ok,
         };
+        // The act is put into words only for a failure: this runs on every lane turn.
         match self.gone(process) {
             Some(how) => Check::Fail(format!(
-                "p{} was witnessed {how}, yet at {} {what}: the environment killed one process and reported another",
+                "p{} was witnessed {how}, yet at {} {}: the environment killed one process and reported another",
                 process.0,
-                millis_text(event.time.as_nanos())
+                millis_text(event.time.as_nanos()),
+                act(&event.kind)
             )),
             None => Check::Ok,
         }
+    }
+}
+
+/// What a process did, in words, for a witness of it acting.
+fn act(kind: &ModelEvent) -> String {
+    match kind {
+        ModelEvent::Lane { component, action, .. } => format!("its {component:?} lane reported {action:?}"),
+        ModelEvent::LeaseAcquired { .. } => "the store granted it the sweeper lease".into(),
+        ModelEvent::Swept { instance, .. } => format!("the store recorded its sweep of instance {}", instance.0),
+        ModelEvent::ShutdownRequested { .. } => "the environment asked it to shut down".into(),
+        ModelEvent::TaskAborted { lane, .. } => format!("the environment aborted the task of its lane {lane}"),
+        _ => unreachable!("only acts are put into words"),
     }
 }
 

@@ -1,16 +1,17 @@
-//! Mis-routing: work lands on the wrong lane — or, for a timer fire, the wrong replica —
-//! and the routing hash may change mid-run. Routing is affinity only (R12): the claim
-//! bounces mis-routed work as visible, retry-safe contention.
+//! Mis-routing, the gate: work lands on the wrong lane — or, for a timer fire, the wrong
+//! replica. (The routing hash changing mid-run is the injector's side:
+//! [`crate::injector::misroute`].) Routing is affinity only (R12): the claim bounces
+//! mis-routed work as visible, retry-safe contention.
 
 use sutra_sim_core::executor;
 
 use super::kind::FaultKind;
 use crate::ctx::{Context, FaultGate};
-use crate::routing::Routing;
 use crate::streams;
 
-/// Mis-routing decisions draw from the injector's stream.
-const GATE: FaultGate = FaultGate::tick(FaultKind::Misroute);
+/// Mis-routing decisions (per dispatch, and the hash change on the tick) draw from the
+/// injector's stream.
+pub(crate) const GATE: FaultGate = FaultGate::tick(FaultKind::Misroute);
 
 /// Where a dispatch goes after the misroute fault had its say.
 pub struct Destination {
@@ -42,14 +43,4 @@ pub fn route(ctx: &Context, lane: u16, other_replica_ok: bool) -> Destination {
     let moved = ((u32::from(lane) + 1 + executor::choose_in(streams::ROUTING, lanes - 1)) % lanes) as u16;
     ctx.report(FaultKind::Misroute, None, Default::default());
     Destination { replica: None, lane: moved, misrouted: true }
-}
-
-/// Draws whether the routing hash changes this tick.
-pub fn maybe_change_hash(ctx: &Context, routing: &Routing) {
-    if !ctx.fires(GATE, ctx.faults().misroute.hash_change_per_tick) {
-        return;
-    }
-    let salt = u64::from(executor::choose_in(streams::ROUTING, u32::MAX)) + 1;
-    routing.change_salt(salt);
-    ctx.report(FaultKind::Misroute, None, Default::default());
 }

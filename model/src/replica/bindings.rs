@@ -10,6 +10,7 @@
 //! act on it. Migration's `rebind` enters the lane once and calls the private bodies
 //! directly (spec 003 §6, kind ①).
 
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use sutra_sim_core::cell::{CellId, Settled, Snapshot, VersionedCell};
@@ -55,8 +56,10 @@ pub struct Ticket {
 pub struct BindingState {
     /// Route of each instance seen so far: its home lane until a migration moves it.
     routes: DenseMap<InstanceId, VersionedCell<u16>>,
-    /// Deliveries in flight: tag → (instance, lane, the write that registered it).
-    tickets: DenseMap<u32, (InstanceId, u16, u64)>,
+    /// Deliveries in flight: tag → (instance, lane, the write that registered it). A tree,
+    /// not a dense map: broker tags grow with every delivery the run makes while only the
+    /// few in flight are held, and checkers walk the tickets after every turn.
+    tickets: BTreeMap<u32, (InstanceId, u16, u64)>,
     /// The write that last changed each instance's route (absent: never changed).
     route_changed: DenseMap<InstanceId, u64>,
     /// Writes to routes and tickets so far: a logical clock of the table, so that the order
@@ -83,7 +86,7 @@ impl Bindings {
             LaneFlaws { skip_reentrancy_check: ctx.mutant_is(Mutant::ReentrantCallUndetected), ..LaneFlaws::default() };
         let state = BindingState {
             routes: DenseMap::new(),
-            tickets: DenseMap::new(),
+            tickets: BTreeMap::new(),
             route_changed: DenseMap::new(),
             writes: 0,
             per_lane: vec![0; lanes],
@@ -258,7 +261,7 @@ impl BindingState {
     }
 
     fn unregister(&mut self, tag: u32) {
-        if let Some((_, lane, _)) = self.tickets.remove(tag) {
+        if let Some((_, lane, _)) = self.tickets.remove(&tag) {
             assert!(self.per_lane[lane as usize] > 0, "lane {lane} counts no ticket to forget");
             self.per_lane[lane as usize] -= 1;
         }
@@ -290,7 +293,7 @@ impl BindingState {
     /// The deliveries in flight: tag, instance, the lane each was registered under, and the
     /// table write that registered it.
     pub fn tickets(&self) -> impl Iterator<Item = (u32, InstanceId, u16, u64)> + '_ {
-        self.tickets.iter().map(|(tag, (instance, lane, written))| (tag, *instance, *lane, *written))
+        self.tickets.iter().map(|(tag, (instance, lane, written))| (*tag, *instance, *lane, *written))
     }
 
     /// True if the per-lane counts agree with the tickets (the C2 invariant).

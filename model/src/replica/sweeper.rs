@@ -47,7 +47,7 @@ pub async fn run(ctx: Rc<Context>, store: Store, process: ProcessId, shutdown: R
     if !phase.is_zero() && shutdown.unless_requested(sleep(phase)).await.is_none() {
         return;
     }
-    let watch = crate::faults::clock_skew::TimeoutWatch::default();
+    let watch = crate::faults::timeout_watch::TimeoutWatch::default();
     loop {
         if shutdown.unless_requested(watch.sleep(&ctx, process, t.sweep_interval)).await.is_none() {
             return;

@@ -36,7 +36,7 @@ pub async fn run(
     if !phase.is_zero() && shutdown.unless_requested(sleep(phase)).await.is_none() {
         return;
     }
-    let watch = crate::faults::clock_skew::TimeoutWatch::default();
+    let watch = crate::faults::timeout_watch::TimeoutWatch::default();
     loop {
         if shutdown.unless_requested(watch.sleep(&ctx, surface.process, t.timer_poll_interval)).await.is_none() {
             return;

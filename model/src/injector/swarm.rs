@@ -4,7 +4,7 @@
 
 use sutra_sim_core::executor;
 
-use super::kind::{FaultKind, Faults};
+use crate::faults::kind::{FaultKind, Faults};
 use crate::streams;
 
 /// Most a swarm draw scales a configured rate, in permille (2×).

@@ -9,9 +9,9 @@ use std::time::Duration;
 use sutra_sim_core::executor::{self, sleep};
 use sutra_sim_core::{NodeId, NodeStatus};
 
-use super::kind::FaultKind;
 use crate::ctx::FaultGate;
 use crate::event::ModelEvent;
+use crate::faults::kind::FaultKind;
 use crate::streams;
 use crate::world::World;
 

@@ -4,20 +4,17 @@
 //!
 //! A replica's own timers do follow its clock (the executor's sleeps are by the node's
 //! clock): its poll loop, its sweeps and lease renewals run early on a fast clock, late on
-//! a slow one, and a step moves the timers pending across it. [`TimeoutWatch`] witnesses
-//! such a timer firing early or late in store time, so that coverage can show it happens.
+//! a slow one, and a step moves the timers pending across it; the gate
+//! [`crate::faults::timeout_watch`] witnesses such a timer firing early or late.
 
-use std::cell::Cell;
 use std::rc::Rc;
-use std::time::Duration;
 
 use sutra_sim_core::executor;
 use sutra_sim_core::NodeClock;
 
-use super::kind::FaultKind;
 use crate::ctx::FaultGate;
 use crate::event::ModelEvent;
-use crate::ids::ProcessId;
+use crate::faults::kind::FaultKind;
 use crate::streams;
 use crate::world::World;
 
@@ -72,45 +69,3 @@ pub fn maybe_step(world: &Rc<World>) {
     world.ctx.tracer.emit_on(node, ModelEvent::ClockSkewed { replica: index, offset_ms });
     world.ctx.report(FaultKind::ClockSkew, Some(index), std::time::Duration::from_millis(step_ms.unsigned_abs()));
 }
-
-/// Watches one periodic timer of a process: reports (once each way) a fire that came early
-/// or late in store time because the process's clock is skewed.
-#[derive(Default)]
-pub struct TimeoutWatch {
-    early: Cell<bool>,
-    late: Cell<bool>,
-}
-
-impl TimeoutWatch {
-    /// Sleeps `period` by the current node's clock, and reports `TimeoutSkewed` the first
-    /// time the fire comes early in store time, and the first time it comes late while the
-    /// node's own clock measured no more than `period` (a pause makes a timer late too, but
-    /// by the node's clock as well: that is no skew).
-    pub async fn sleep(&self, ctx: &crate::ctx::Context, process: ProcessId, period: Duration) {
-        let (sim_before, local_before) = (executor::now(), executor::local_now());
-        executor::sleep(period).await;
-        let took = executor::now().since(sim_before);
-        if took == period {
-            return;
-        }
-        let measured = executor::local_now().since(local_before);
-        let flag = if took < period {
-            &self.early
-        } else if measured <= period + SKEW_ROUNDING {
-            &self.late
-        } else {
-            return;
-        };
-        if !flag.replace(true) {
-            ctx.emit(ModelEvent::TimeoutSkewed {
-                process,
-                asked_ns: sutra_sim_core::time::duration_nanos(period),
-                took_ns: sutra_sim_core::time::duration_nanos(took),
-            });
-        }
-    }
-}
-
-/// How far a skewed clock's reading may pass a deadline at the instant it falls due: the
-/// conversion between clocks rounds to the nanosecond.
-const SKEW_ROUNDING: Duration = Duration::from_micros(1);

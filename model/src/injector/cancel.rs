@@ -11,9 +11,9 @@ use sutra_sim_core::executor;
 use sutra_sim_core::sync::oneshot;
 use sutra_sim_core::NodeId;
 
-use super::kind::FaultKind;
 use crate::ctx::FaultGate;
 use crate::event::ModelEvent;
+use crate::faults::kind::FaultKind;
 use crate::streams;
 use crate::world::World;
 

@@ -8,8 +8,8 @@ use std::rc::Rc;
 use sutra_sim_core::executor;
 use sutra_sim_core::NodeStatus;
 
-use super::kind::FaultKind;
 use crate::ctx::FaultGate;
+use crate::faults::kind::FaultKind;
 use crate::streams;
 use crate::world::World;
 

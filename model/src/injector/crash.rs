@@ -10,9 +10,9 @@ use sutra_sim_core::{NodeId, NodeStatus, SimTime};
 
 use crate::ids::ProcessId;
 
-use super::kind::FaultKind;
 use crate::ctx::FaultGate;
 use crate::event::ModelEvent;
+use crate::faults::kind::FaultKind;
 use crate::streams;
 use crate::world::World;
 
