@@ -43,7 +43,8 @@ fn code_of(text: &str) -> String {
 fn named_paths(code: &str, module: &[String], modules: &BTreeMap<Vec<String>, PathBuf>) -> Vec<Vec<String>> {
     let split = |s: &str| s.split("::").filter(|p| !p.is_empty()).map(String::from).collect::<Vec<_>>();
     let mut out = Vec::new();
-    let mut tokens = code.match_indices(|c: char| !(c.is_alphanumeric() || c == '_')).map(|(i, _)| i + 1);
+    // Each token starts after a separator, however many bytes the separator takes.
+    let mut tokens = code.match_indices(|c: char| !(c.is_alphanumeric() || c == '_')).map(|(i, sep)| i + sep.len());
     let mut starts = vec![0];
     starts.extend(&mut tokens);
     for &start in &starts {
