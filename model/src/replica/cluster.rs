@@ -67,9 +67,13 @@ impl Cluster {
         self.slots.borrow().iter().any(|r| r.process == process && executor::node_status(r.node) == NodeStatus::Paused)
     }
 
-    /// The surface of replica `index`'s running process, if it has booted.
+    /// The surface of replica `index`'s running process, if it has booted and has not died
+    /// since: a crashed process's surface stays in its slot until its successor boots, and
+    /// its lanes take nothing any more, so a sender waiting for room there would wait forever.
     pub fn surface(&self, index: u32) -> Option<Rc<ReplicaSurface>> {
-        self.slots.borrow()[index as usize].surface.clone()
+        let slots = self.slots.borrow();
+        let slot = &slots[index as usize];
+        slot.surface.clone().filter(|_| executor::node_status(slot.node) != NodeStatus::Dead)
     }
 
     /// Registers `process`, booting on `node`, as replica `index`'s current process; true if
