@@ -101,7 +101,7 @@ fn every_mutant_name_parses_back() {
 /// `sutra-sim mutants --count 2000 --json` (its `scenario` and `seed`) and update the row.
 const DEEP_KILLS: &[(Mutant, &str, u64)] = &[
     (Mutant::CommitRetryAcceptsFreeRow, "smoke", 1271),
-    (Mutant::SweepTrustsRenewal, "racing-timers", 749),
+    (Mutant::SweepTrustsRenewal, "racing-timers", 1091),
     (Mutant::QueuedCopyAcked, "smoke", 1090),
 ];
 

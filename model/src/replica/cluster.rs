@@ -67,9 +67,13 @@ impl Cluster {
         self.slots.borrow().iter().any(|r| r.process == process && executor::node_status(r.node) == NodeStatus::Paused)
     }
 
-    /// The surface of replica `index`'s running process, if it has booted.
+    /// The surface of replica `index`'s running process, if it has booted and has not died
+    /// since: a crashed process's surface stays in its slot until its successor boots, and
+    /// its lanes take nothing any more, so a sender waiting for room there would wait forever.
     pub fn surface(&self, index: u32) -> Option<Rc<ReplicaSurface>> {
-        self.slots.borrow()[index as usize].surface.clone()
+        let slots = self.slots.borrow();
+        let slot = &slots[index as usize];
+        slot.surface.clone().filter(|_| executor::node_status(slot.node) != NodeStatus::Dead)
     }
 
     /// Registers `process`, booting on `node`, as replica `index`'s current process; true if
@@ -116,5 +120,47 @@ impl Cluster {
         let slot = &mut slots[index as usize];
         assert_eq!(slot.process, surface.process, "a process publishes its own surface");
         slot.surface = Some(surface);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use sutra_sim_core::{simulate, RunConfig, Tracer};
+
+    use super::*;
+    use crate::ctx::{Config, Context};
+    use crate::event::ModelEvent;
+    use crate::routing::Routing;
+    use crate::scenario::Scenario;
+
+    #[test]
+    fn a_crashed_process_offers_no_surface_to_send_work_to() {
+        let seen = Rc::new(Cell::new((false, false)));
+        let seen_in = seen.clone();
+        let mut config = RunConfig::seeded(0);
+        config.keep_trace = false;
+        let out = simulate(&config, Vec::new(), move |tracer: &Tracer<ModelEvent>| {
+            let scenario = Scenario::built_in("quiet").unwrap();
+            let config = Rc::new(Config { faults: scenario.faults.clone(), scenario });
+            let ctx = Rc::new(Context::new(config, None, tracer.clone()));
+            let node = executor::add_node("replica-0", None);
+            let process = ctx.new_process();
+            let cluster = Cluster::default();
+            let slot = ReplicaSlot { node, process, surface: None, replacement: None, skew_ms: 0 };
+            cluster.slots.borrow_mut().push(slot);
+            let bindings = Bindings::new(ctx.clone(), Rc::new(Routing::new(1)), process);
+            let lanes = vec![LaneInbox::default()];
+            let shutdown = Rc::new(super::super::shutdown::Shutdown::new(false));
+            let surface = ReplicaSurface { process, bindings, lanes, in_hand: InHand::default(), shutdown };
+            cluster.publish(0, Rc::new(surface));
+            let running = cluster.surface(0).is_some();
+            // The crash leaves the surface in the slot until a successor boots.
+            executor::kill(node);
+            seen_in.set((running, cluster.surface(0).is_some()));
+        });
+        assert!(out.verdict.is_pass(), "{}", out.verdict);
+        assert_eq!(seen.get(), (true, false), "(surface while running, surface after the crash)");
     }
 }

@@ -624,25 +624,29 @@ pub async fn give_back(ctx: &Context, store: &Store, broker: &Broker, work: &Wor
             broker.requeue(tag, ctx.scenario().timeouts.requeue_delay);
             Reaction::Requeued
         }
-        Source::Timer => {
-            let t = &ctx.scenario().timeouts;
-            let (base, max) = (t.timer_backoff_base, t.timer_backoff_max);
-            let no_backoff = ctx.mutant_is(Mutant::TimerDeferNoBackoff);
-            // The count is the row's, inside the store's deferring transaction: a
-            // count read beforehand can be stale when two fires of one row race.
-            let deferred = store
-                .defer_timer(work.instance, work.expects, refused, |attempt| {
-                    if no_backoff {
-                        Duration::ZERO
-                    } else {
-                        backoff(base, max, attempt.max(1)) + streams::millis_up_to(streams::TIMERS, base)
-                    }
-                })
-                .await;
-            let (attempt, delay) = deferred.unwrap_or((0, Duration::ZERO));
-            Reaction::Deferred { attempt, backoff_ns: sutra_sim_core::time::duration_nanos(delay) }
-        }
+        Source::Timer => defer_fire(ctx, store, work, refused).await,
     }
+}
+
+/// Gives a timer fire back: defers its row with capped exponential backoff and jitter, so
+/// a poller fires it again later. `refused` counts towards the backoff.
+pub async fn defer_fire(ctx: &Context, store: &Store, work: &Work, refused: bool) -> Reaction {
+    let t = &ctx.scenario().timeouts;
+    let (base, max) = (t.timer_backoff_base, t.timer_backoff_max);
+    let no_backoff = ctx.mutant_is(Mutant::TimerDeferNoBackoff);
+    // The count is the row's, inside the store's deferring transaction: a
+    // count read beforehand can be stale when two fires of one row race.
+    let deferred = store
+        .defer_timer(work.instance, work.expects, refused, |attempt| {
+            if no_backoff {
+                Duration::ZERO
+            } else {
+                backoff(base, max, attempt.max(1)) + streams::millis_up_to(streams::TIMERS, base)
+            }
+        })
+        .await;
+    let (attempt, delay) = deferred.unwrap_or((0, Duration::ZERO));
+    Reaction::Deferred { attempt, backoff_ns: sutra_sim_core::time::duration_nanos(delay) }
 }
 
 /// Capped exponential backoff: `base * 2^(attempt-1)`, at most `max`.

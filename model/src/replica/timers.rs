@@ -2,18 +2,19 @@
 //! hides a picked timer from other pollers for its fire lease; a refused fire is deferred
 //! by the lane with capped exponential backoff and jitter. A process shutting down stops
 //! polling at its next wait (a poll under way dispatches what it picked first), and no
-//! poller sends a mis-routed fire to a replica that is shutting down.
+//! poller sends a mis-routed fire to a replica that is shutting down or dead, nor waits for
+//! room in another replica's lane past its own shutdown request (it hands the fire back).
 
 use std::rc::Rc;
 
 use sutra_sim_core::executor::sleep;
 
 use crate::ctx::Context;
-use crate::event::ModelEvent;
+use crate::event::{Exit, ModelEvent};
 use crate::ids::ResumePath;
 use crate::replica::cluster::Cluster;
 use crate::replica::cluster::ReplicaSurface;
-use crate::replica::execution::{Source, Work};
+use crate::replica::execution::{defer_fire, Source, Work};
 use crate::routing::Routing;
 use crate::store::Store;
 
@@ -81,7 +82,15 @@ pub async fn run(
                 source: Source::Timer,
                 misrouted,
             };
-            target.lanes[lane as usize].send(work, &target.shutdown).await;
+            let inbox = &target.lanes[lane as usize];
+            if target.process == surface.process {
+                inbox.send(work, &target.shutdown).await;
+            } else if shutdown.unless_requested(inbox.send(work, &target.shutdown)).await.is_none() {
+                // Waiting for room in another replica's lane must not hold up this process's
+                // shutdown: the fire it holds is handed back, like the work queued here.
+                defer_fire(&ctx, &store, &work, false).await;
+                ctx.emit(ModelEvent::ExecutionEnded { instance: work.instance, exec, exit: Exit::HandedBack });
+            }
         }
     }
 }
