@@ -18,6 +18,7 @@ pub mod determinism;
 pub mod explore;
 pub mod fault_events;
 pub mod files;
+pub mod check;
 pub mod history;
 pub mod knobs;
 pub mod perfetto;
