@@ -12,10 +12,10 @@ use sutra_sim_model::ModelEvent;
 
 use crate::history::{FORMAT, LINE_KEYS, VERSION};
 
-/// The first string owner id is given this number; later ones count up from it. Numbers
-/// below it are the simulation's own (a migration's owner ids have the top bit set, above
-/// it: a file that mixes numeric ids in this range with string ids may see them collide).
-pub const STRING_OWNER_BASE: u64 = 1 << 62;
+/// The first string owner id is given this number; later ones count up from it. The
+/// simulation's own ids never reach this range (a lane's is a process id, 32 bits, above 16
+/// lane bits; a stable name's sets bit 62, a migration's bit 63): a file may mix the two.
+pub const STRING_OWNER_BASE: u64 = 1 << 60;
 
 /// The event fields that hold an owner id (`OwnerId`, or an optional one).
 const OWNER_FIELDS: [&str; 6] = ["owner", "holder", "previous", "writer", "owner_before", "claim_owner"];
