@@ -22,7 +22,8 @@ struct Tally {
     /// Runs the simulator stopped (hang, budget, crash): check judged the events up to there.
     cut_by_simulator: u64,
     /// Violations by a checker `check` cannot run (binding tables): the history is judged
-    /// clean up to the cut, and that checker is listed as unable.
+    /// clean up to the cut, and that checker is listed as unable. Each is run again
+    /// without those checkers, and that run must agree too (counted in the other fields).
     by_unable_checker: u64,
     disagreements: Vec<String>,
 }
@@ -44,7 +45,12 @@ fn settings(scenario: &Scenario) -> Vec<(Scenario, Option<Mutant>, String)> {
 }
 
 fn compare(scenario: &Scenario, seed: u64, mutant: Option<Mutant>, label: &str, tally: &mut Tally) {
-    let set = CheckerSet::built_in();
+    compare_with(&CheckerSet::built_in(), scenario, seed, mutant, label, tally);
+}
+
+/// As [`compare`], judged by `set`. A violation by a checker `check` cannot run is run
+/// again without the checkers `check` cannot run: the rest must agree on that run too.
+fn compare_with(set: &CheckerSet, scenario: &Scenario, seed: u64, mutant: Option<Mutant>, label: &str, tally: &mut Tally) {
     let options = RunOptions { entropy: EntropyMode::Seed(seed), strategy: None, mutant, keep_trace: true };
     let outcome = set.run(scenario, &options).unwrap();
     let info = RunInfo { scenario, seed, mutant: mutant.map(|m| m.name()), strategy: scenario.strategy().label() };
@@ -55,7 +61,11 @@ fn compare(scenario: &Scenario, seed: u64, mutant: Option<Mutant>, label: &str, 
     let unable = |c: &str| report.unable.iter().any(|u| u.name == c);
     match &outcome.verdict {
         Verdict::Pass if report.verdict.is_pass() && report.cut.is_none() => tally.agreed_pass += 1,
-        Verdict::Violation { checker, .. } if unable(checker) && report.verdict.is_pass() => tally.by_unable_checker += 1,
+        Verdict::Violation { checker, .. } if unable(checker) && report.verdict.is_pass() => {
+            tally.by_unable_checker += 1;
+            let without = CheckerSet::built_in().skip(sutra_sim::check::LIVE_STATE_READERS).unwrap();
+            compare_with(&without, scenario, seed, mutant, &format!("{label} without live-state checkers"), tally);
+        }
         Verdict::Violation { .. } if report.verdict == outcome.verdict && report.failing_seq == outcome.failing_event => {
             tally.agreed_violation += 1
         }

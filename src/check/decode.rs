@@ -10,6 +10,9 @@ use sutra_sim_core::{Event, NodeId, SimTime};
 use sutra_sim_model::event::{tag, Source};
 use sutra_sim_model::ModelEvent;
 
+use serde::Deserialize;
+
+use super::reader::Head;
 use crate::history::{FORMAT, LINE_KEYS, VERSION};
 
 /// The first string owner id is given this number; later ones count up from it. The
@@ -142,19 +145,29 @@ impl Decoder {
         id
     }
 
-    /// The event of one line (its `seq` already read), or why it is malformed.
-    pub fn event(&mut self, seq: u64, mut fields: Map<String, Value>) -> Result<Decoded, String> {
-        let kind = match fields.get("kind") {
-            Some(Value::String(k)) => k.clone(),
-            _ => return Err("no string `kind`".into()),
+    /// The event of one line (its head already read), or why it is malformed. The event's
+    /// fields are read straight from the line's bytes as the variant its kind names (the
+    /// line's own keys are fields no variant has, so they are passed over); a line that
+    /// does not read so — string owner ids — is read again through a JSON value.
+    pub fn event(&mut self, head: &Head, bytes: &[u8]) -> Result<Decoded, String> {
+        if !self.variants.contains_key(head.kind.as_str()) {
+            return Ok(Decoded::Skipped);
+        }
+        let node = self.node(&head.node);
+        let variant = &self.variants[head.kind.as_str()].0;
+        let (seq, time) = (head.seq, SimTime(head.time_ns));
+        let mut json = serde_json::Deserializer::from_slice(bytes);
+        let kind = match ModelEvent::deserialize(Variant { name: variant, inner: &mut json }) {
+            Ok(kind) => kind,
+            Err(_) => self.slow(&head.kind, bytes)?,
         };
-        let Some((variant, _)) = self.variants.get(kind.as_str()) else { return Ok(Decoded::Skipped) };
-        let variant = variant.clone();
-        let time = fields.get("time_ns").and_then(Value::as_u64).ok_or("no unsigned integer `time_ns`")?;
-        let node = match fields.get("node") {
-            Some(Value::String(n)) => self.node(n),
-            _ => return Err("no string `node`".into()),
-        };
+        Ok(Decoded::Event(Event { seq, time, node, kind }))
+    }
+
+    /// Reads the event through a JSON value, numbering string owner ids.
+    fn slow(&mut self, kind: &str, bytes: &[u8]) -> Result<ModelEvent, String> {
+        let mut fields: Map<String, Value> = serde_json::from_slice(bytes).map_err(|e| format!("malformed JSON: {e}"))?;
+        let variant = self.variants[kind].0.clone();
         for key in LINE_KEYS {
             fields.remove(key);
         }
@@ -164,13 +177,76 @@ impl Decoder {
                 fields.insert(key.to_string(), Value::from(id));
             }
         }
-        let value = if fields.is_empty() && kind == "healed" {
-            Value::String(variant.clone())
+        let value = if kind == "healed" {
+            Value::String(variant)
         } else {
             Value::Object(Map::from_iter([(variant, Value::Object(fields))]))
         };
-        let kind: ModelEvent = serde_json::from_value(value).map_err(|e| format!("a {kind} event: {e}"))?;
-        Ok(Decoded::Event(Event { seq, time: SimTime(time), node, kind }))
+        serde_json::from_value(value).map_err(|e| format!("a {kind} event: {e}"))
+    }
+}
+
+/// Presents one line to serde as the enum variant `name` whose fields are the line's keys:
+/// `ModelEvent`'s derived `Deserialize` then reads the line in one pass.
+struct Variant<'a, 'de> {
+    name: &'a str,
+    inner: &'a mut serde_json::Deserializer<serde_json::de::SliceRead<'de>>,
+}
+
+impl<'de> serde::Deserializer<'de> for Variant<'_, 'de> {
+    type Error = serde_json::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+        Err(serde::de::Error::custom("an event is an enum"))
+    }
+
+    fn deserialize_enum<V: serde::de::Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        visitor.visit_enum(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
+        unit_struct newtype_struct seq tuple tuple_struct map struct identifier ignored_any
+    }
+}
+
+impl<'de> serde::de::EnumAccess<'de> for Variant<'_, 'de> {
+    type Error = serde_json::Error;
+    type Variant = Self;
+
+    fn variant_seed<S: serde::de::DeserializeSeed<'de>>(self, seed: S) -> Result<(S::Value, Self), Self::Error> {
+        use serde::de::IntoDeserializer;
+        let name: serde::de::value::StrDeserializer<'_, serde_json::Error> = self.name.into_deserializer();
+        Ok((seed.deserialize(name)?, self))
+    }
+}
+
+impl<'de> serde::de::VariantAccess<'de> for Variant<'_, 'de> {
+    type Error = serde_json::Error;
+
+    fn unit_variant(self) -> Result<(), Self::Error> {
+        serde::de::IgnoredAny::deserialize(&mut *self.inner).map(drop)
+    }
+
+    fn newtype_variant_seed<S: serde::de::DeserializeSeed<'de>>(self, _: S) -> Result<S::Value, Self::Error> {
+        Err(serde::de::Error::custom("no event is a newtype variant"))
+    }
+
+    fn tuple_variant<V: serde::de::Visitor<'de>>(self, _: usize, _: V) -> Result<V::Value, Self::Error> {
+        Err(serde::de::Error::custom("no event is a tuple variant"))
+    }
+
+    fn struct_variant<V: serde::de::Visitor<'de>>(
+        self,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        serde::Deserializer::deserialize_struct(&mut *self.inner, "", fields, visitor)
     }
 }
 
@@ -199,8 +275,8 @@ mod tests {
             let kind = ModelEvent::example(t).unwrap();
             let event = Event { seq: 7, time: SimTime(9), node: NodeId(0), kind };
             let Some(line) = crate::history::event_line(&event, &nodes) else { continue };
-            let Value::Object(fields) = serde_json::from_str(&line).unwrap() else { panic!() };
-            match decoder.event(7, fields).unwrap() {
+            let head: Head = serde_json::from_str(&line).unwrap();
+            match decoder.event(&head, line.as_bytes()).unwrap() {
                 Decoded::Event(back) => assert_eq!(back, event, "{}", event.kind.name()),
                 Decoded::Skipped => panic!("{} skipped", event.kind.name()),
             }
@@ -211,12 +287,12 @@ mod tests {
     fn string_owner_ids_are_numbered_in_order_of_appearance_and_unknown_kinds_skipped() {
         let mut decoder = Decoder::new(&[]);
         let line = r#"{"seq":1,"time_ns":5,"node":"n1","kind":"swept","witness":"store","instance":0,"owner":"proc-a/lane-1","epoch":1,"age_ns":9,"by":0,"lease_held":true,"task":null,"extra":1}"#;
-        let Value::Object(fields) = serde_json::from_str(line).unwrap() else { panic!() };
-        let Decoded::Event(e) = decoder.event(1, fields).unwrap() else { panic!() };
+        let head: Head = serde_json::from_str(line).unwrap();
+        let Decoded::Event(e) = decoder.event(&head, line.as_bytes()).unwrap() else { panic!() };
         assert!(matches!(e.kind, ModelEvent::Swept { owner, .. } if owner.0 == STRING_OWNER_BASE));
         assert_eq!(decoder.owner_names[&STRING_OWNER_BASE], "proc-a/lane-1");
         let unknown = r#"{"seq":2,"time_ns":5,"node":"n1","kind":"gc-paused","witness":"executor"}"#;
-        let Value::Object(fields) = serde_json::from_str(unknown).unwrap() else { panic!() };
-        assert!(matches!(decoder.event(2, fields).unwrap(), Decoded::Skipped));
+        let head: Head = serde_json::from_str(unknown).unwrap();
+        assert!(matches!(decoder.event(&head, unknown.as_bytes()).unwrap(), Decoded::Skipped));
     }
 }

@@ -219,7 +219,7 @@ fn judge(set: &CheckerSet, mut readers: Vec<LineReader>, given: Option<&Scenario
     let (mut failing_seq, mut failing_instance) = (None, None);
     'lines: while let Some(raw) = merged.next_line()? {
         let at = |m: String| InputError { file: merged.paths()[raw.file].clone(), line: raw.line, message: m };
-        let event = match decoder.event(raw.seq, raw.fields).map_err(at)? {
+        let event = match decoder.event(&raw.head, &raw.bytes).map_err(at)? {
             Decoded::Event(e) => e,
             Decoded::Skipped => {
                 skipped += 1;
@@ -303,10 +303,10 @@ fn story(mut readers: Vec<LineReader>, report: &CheckReport, failing: u64) -> Re
     let mut merged = Merged::new(readers)?;
     let mut kept: VecDeque<Event<ModelEvent>> = VecDeque::new();
     while let Some(raw) = merged.next_line()? {
-        if raw.seq > failing {
+        if raw.head.seq > failing {
             break;
         }
-        let Ok(Decoded::Event(e)) = decoder.event(raw.seq, raw.fields) else { continue };
+        let Ok(Decoded::Event(e)) = decoder.event(&raw.head, &raw.bytes) else { continue };
         let instance = e.kind.instance();
         if e.seq == failing || instance.is_none() || instance == report.failing_instance {
             kept.push_back(e);

@@ -35,17 +35,31 @@ impl std::fmt::Display for InputError {
     }
 }
 
-/// One event line read: its `seq`, its place, and its fields.
-#[derive(Debug)]
-pub struct RawLine {
+/// The keys every event line starts with, read before the event's own fields.
+#[derive(Debug, serde::Deserialize)]
+pub struct Head {
     /// The line's `seq`.
     pub seq: u64,
+    /// The store's (or the harness's) time, nanoseconds.
+    pub time_ns: u64,
+    /// The node that emitted it.
+    pub node: String,
+    /// The event kind, kebab-case.
+    pub kind: String,
+}
+
+/// One event line read: its head, its place, and its bytes (the event's fields are read
+/// from these once its kind is known).
+#[derive(Debug)]
+pub struct RawLine {
+    /// The line's keys.
+    pub head: Head,
     /// The file it came from, as an index into the files given.
     pub file: usize,
     /// Its line number, from 1.
     pub line: u64,
-    /// The JSON object.
-    pub fields: Map<String, Value>,
+    /// The line, without its newline.
+    pub bytes: Vec<u8>,
 }
 
 /// One file's lines, read one at a time.
@@ -126,13 +140,18 @@ struct EventLines {
 impl EventLines {
     fn advance(&mut self) -> Result<(), InputError> {
         self.next = None;
-        let Some(fields) = self.reader.next_object()? else { return Ok(()) };
-        let seq = fields.get("seq").and_then(Value::as_u64).ok_or_else(|| self.reader.error("no unsigned integer `seq`"))?;
+        let Some(line) = self.reader.next_line()? else { return Ok(()) };
+        let bytes = line.to_vec();
+        let head: Head = serde_json::from_slice(&bytes).map_err(|e| {
+            let json = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_ok();
+            self.reader.error(format!("{}: {e}", if json { "not an event line" } else { "malformed JSON" }))
+        })?;
+        let seq = head.seq;
         if let Some(last) = self.last_seq.filter(|&last| seq <= last) {
             return Err(self.reader.error(format!("seq {seq} does not follow seq {last}: a history's seq must rise")));
         }
         self.last_seq = Some(seq);
-        self.next = Some(RawLine { seq, file: self.index, line: self.reader.line(), fields });
+        self.next = Some(RawLine { head, file: self.index, line: self.reader.line(), bytes });
         Ok(())
     }
 }
@@ -172,19 +191,19 @@ impl Merged {
             match best {
                 Some(b) => {
                     let other = self.files[b].next.as_ref().expect("best has a line");
-                    if line.seq == other.seq {
+                    if line.head.seq == other.head.seq {
                         return Err(InputError {
                             file: self.paths[i].clone(),
                             line: line.line,
                             message: format!(
                                 "seq {} is also at {} line {}: merged files must not share a seq",
-                                line.seq,
+                                line.head.seq,
                                 self.paths[b].display(),
                                 other.line
                             ),
                         });
                     }
-                    if line.seq < other.seq {
+                    if line.head.seq < other.head.seq {
                         best = Some(i);
                     }
                 }
