@@ -48,6 +48,44 @@ pub struct Head {
     pub kind: String,
 }
 
+impl Head {
+    /// The head of a line that starts as `docs/history.md` says a writer should start it —
+    /// `{"seq":N,"time_ns":N,"node":"…","kind":"…",` with no escapes in the names — read
+    /// without a JSON parser; `None` for any other line (a parser reads that one).
+    fn written(line: &[u8]) -> Option<Head> {
+        let rest = line.strip_prefix(b"{\"seq\":")?;
+        let (seq, rest) = digits(rest)?;
+        let rest = rest.strip_prefix(b",\"time_ns\":")?;
+        let (time_ns, rest) = digits(rest)?;
+        let rest = rest.strip_prefix(b",\"node\":\"")?;
+        let (node, rest) = plain_string(rest)?;
+        let rest = rest.strip_prefix(b",\"kind\":\"")?;
+        let (kind, _) = plain_string(rest)?;
+        Some(Head { seq, time_ns, node, kind })
+    }
+}
+
+/// A decimal u64 at the start of `bytes` (no leading zero but 0 itself), and what follows.
+fn digits(bytes: &[u8]) -> Option<(u64, &[u8])> {
+    let end = bytes.iter().position(|b| !b.is_ascii_digit()).unwrap_or(bytes.len());
+    if end == 0 || (end > 1 && bytes[0] == b'0') {
+        return None;
+    }
+    let text = std::str::from_utf8(&bytes[..end]).ok()?;
+    Some((text.parse().ok()?, &bytes[end..]))
+}
+
+/// A string's text up to its closing quote, if it has no escape or control character, and
+/// what follows the quote.
+fn plain_string(bytes: &[u8]) -> Option<(String, &[u8])> {
+    let end = bytes.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+    if bytes[end] != b'"' {
+        return None;
+    }
+    let text = std::str::from_utf8(&bytes[..end]).ok()?;
+    Some((text.to_string(), &bytes[end + 1..]))
+}
+
 /// One event line read: its head, its place, and its bytes (the event's fields are read
 /// from these once its kind is known).
 #[derive(Debug)]
@@ -142,7 +180,7 @@ impl EventLines {
         self.next = None;
         let Some(line) = self.reader.next_line()? else { return Ok(()) };
         let bytes = line.to_vec();
-        let head: Head = serde_json::from_slice(&bytes).map_err(|e| {
+        let head = Head::written(&bytes).map_or_else(|| serde_json::from_slice(&bytes), Ok).map_err(|e| {
             let json = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_ok();
             self.reader.error(format!("{}: {e}", if json { "not an event line" } else { "malformed JSON" }))
         })?;
