@@ -113,7 +113,8 @@ pub fn header(info: &RunInfo<'_>, outcome: &Outcome<ModelEvent>) -> Header {
         emits: witness_kinds(),
         // A pass, or an eventually-checker's failure at the end: the run reached its end.
         complete: outcome.verdict.is_pass()
-            || (outcome.failing_event.is_none() && matches!(outcome.verdict, sutra_sim_core::Verdict::Violation { .. })),
+            || (outcome.failing_event.is_none()
+                && matches!(outcome.verdict, sutra_sim_core::Verdict::Violation { .. })),
     }
 }
 

@@ -14,11 +14,11 @@
 #![deny(missing_docs)]
 
 pub mod bench_explore;
+pub mod check;
 pub mod determinism;
 pub mod explore;
 pub mod fault_events;
 pub mod files;
-pub mod check;
 pub mod history;
 pub mod knobs;
 pub mod perfetto;

@@ -50,7 +50,14 @@ fn compare(scenario: &Scenario, seed: u64, mutant: Option<Mutant>, label: &str, 
 
 /// As [`compare`], judged by `set`. A violation by a checker `check` cannot run is run
 /// again without the checkers `check` cannot run: the rest must agree on that run too.
-fn compare_with(set: &CheckerSet, scenario: &Scenario, seed: u64, mutant: Option<Mutant>, label: &str, tally: &mut Tally) {
+fn compare_with(
+    set: &CheckerSet,
+    scenario: &Scenario,
+    seed: u64,
+    mutant: Option<Mutant>,
+    label: &str,
+    tally: &mut Tally,
+) {
     let options = RunOptions { entropy: EntropyMode::Seed(seed), strategy: None, mutant, keep_trace: true };
     let outcome = set.run(scenario, &options).unwrap();
     let info = RunInfo { scenario, seed, mutant: mutant.map(|m| m.name()), strategy: scenario.strategy().label() };
@@ -66,7 +73,9 @@ fn compare_with(set: &CheckerSet, scenario: &Scenario, seed: u64, mutant: Option
             let without = CheckerSet::built_in().skip(sutra_sim::check::LIVE_STATE_READERS).unwrap();
             compare_with(&without, scenario, seed, mutant, &format!("{label} without live-state checkers"), tally);
         }
-        Verdict::Violation { .. } if report.verdict == outcome.verdict && report.failing_seq == outcome.failing_event => {
+        Verdict::Violation { .. }
+            if report.verdict == outcome.verdict && report.failing_seq == outcome.failing_event =>
+        {
             tally.agreed_violation += 1
         }
         Verdict::Hang { .. } | Verdict::BudgetExceeded { .. } | Verdict::Crash { .. }
@@ -97,7 +106,12 @@ fn sweep(seeds: u64) -> Tally {
 fn check_gives_the_verdict_run_gave_on_every_scenario_mutant_and_unsafe_variant() {
     let tally = sweep(1);
     eprintln!("{tally:?}");
-    assert!(tally.disagreements.is_empty(), "{} disagreements:\n{}", tally.disagreements.len(), tally.disagreements.join("\n"));
+    assert!(
+        tally.disagreements.is_empty(),
+        "{} disagreements:\n{}",
+        tally.disagreements.len(),
+        tally.disagreements.join("\n")
+    );
     assert!(tally.agreed_violation > 0 && tally.agreed_pass > 0, "{tally:?}");
 }
 
@@ -106,6 +120,14 @@ fn check_gives_the_verdict_run_gave_on_every_scenario_mutant_and_unsafe_variant(
 fn check_agrees_by_hand() {
     let seeds = std::env::var("CHECK_AGREES_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(30);
     let tally = sweep(seeds);
-    eprintln!("runs {} pass {} violation {} cut-by-simulator {} by-unable-checker {} disagreements {}", tally.runs, tally.agreed_pass, tally.agreed_violation, tally.cut_by_simulator, tally.by_unable_checker, tally.disagreements.len());
+    eprintln!(
+        "runs {} pass {} violation {} cut-by-simulator {} by-unable-checker {} disagreements {}",
+        tally.runs,
+        tally.agreed_pass,
+        tally.agreed_violation,
+        tally.cut_by_simulator,
+        tally.by_unable_checker,
+        tally.disagreements.len()
+    );
     assert!(tally.disagreements.is_empty(), "{}", tally.disagreements.join("\n"));
 }

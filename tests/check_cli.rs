@@ -53,7 +53,11 @@ fn check_gives_runs_verdict_checker_message_and_failing_event_with_the_story() {
     let (code, out, _) = sutra_sim(&["check", s(&path)]);
     assert_eq!(code, 1);
     assert!(out.starts_with(&format!("violation of commit-by-owner: {}", run["message"].as_str().unwrap())), "{out}");
-    assert!(out.contains("failing event: seq ") && out.contains("could not judge: bindings-consistent: reads the replicas' binding tables"), "{out}");
+    assert!(
+        out.contains("failing event: seq ")
+            && out.contains("could not judge: bindings-consistent: reads the replicas' binding tables"),
+        "{out}"
+    );
     assert!(out.contains("STORY"), "{out}");
 }
 
@@ -181,7 +185,10 @@ fn unknown_kinds_and_fields_are_ignored_and_files_merge_by_seq_and_gzip_is_read(
     enc.write_all(&std::fs::read(&path).unwrap()).unwrap();
     enc.finish().unwrap();
     let (code, doc, _) = check_json(&[&gz]);
-    assert_eq!((code, &doc["checker"], &doc["message"], &doc["failing_seq"]), (1, &run["checker"], &run["message"], &seq));
+    assert_eq!(
+        (code, &doc["checker"], &doc["message"], &doc["failing_seq"]),
+        (1, &run["checker"], &run["message"], &seq)
+    );
 }
 
 #[test]

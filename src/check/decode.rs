@@ -166,7 +166,8 @@ impl Decoder {
 
     /// Reads the event through a JSON value, numbering string owner ids.
     fn slow(&mut self, kind: &str, bytes: &[u8]) -> Result<ModelEvent, String> {
-        let mut fields: Map<String, Value> = serde_json::from_slice(bytes).map_err(|e| format!("malformed JSON: {e}"))?;
+        let mut fields: Map<String, Value> =
+            serde_json::from_slice(bytes).map_err(|e| format!("malformed JSON: {e}"))?;
         let variant = self.variants[kind].0.clone();
         for key in LINE_KEYS {
             fields.remove(key);

@@ -116,8 +116,14 @@ impl CheckerSet {
 
     /// As [`CheckerSet::check_history`], from one history already in memory (`name` is
     /// used in messages).
-    pub fn check_history_text(&self, name: &str, text: &str, scenario: Option<&Scenario>) -> Result<CheckReport, CheckError> {
-        let reader = |t: &str| LineReader::from_reader(Path::new(name), Box::new(std::io::Cursor::new(t.as_bytes().to_vec())));
+    pub fn check_history_text(
+        &self,
+        name: &str,
+        text: &str,
+        scenario: Option<&Scenario>,
+    ) -> Result<CheckReport, CheckError> {
+        let reader =
+            |t: &str| LineReader::from_reader(Path::new(name), Box::new(std::io::Cursor::new(t.as_bytes().to_vec())));
         let mut report = judge(self, vec![reader(text)], scenario)?;
         if let Some(seq) = report.failing_seq {
             report.story = Some(story(vec![reader(text)], &report, seq)?);
@@ -140,7 +146,11 @@ fn headers(readers: &mut [LineReader]) -> Result<HeaderInfo, CheckError> {
 
 /// The scenario the checkers read: the caller's, the header's inline one, or a built-in
 /// of the header's name.
-fn scenario_of(header: &HeaderInfo, given: Option<&Scenario>, first: &LineReader) -> Result<Option<Scenario>, CheckError> {
+fn scenario_of(
+    header: &HeaderInfo,
+    given: Option<&Scenario>,
+    first: &LineReader,
+) -> Result<Option<Scenario>, CheckError> {
     if let Some(s) = given {
         return Ok(Some(s.clone()));
     }
@@ -168,7 +178,8 @@ fn select(
         }
     };
     let names = set.names_for(names_scenario).unwrap_or_default();
-    let narrative: u64 = (0..tag::COUNT).filter(|&t| tag::source(t) == Some(Source::Narrative)).map(|t| 1u64 << t).sum();
+    let narrative: u64 =
+        (0..tag::COUNT).filter(|&t| tag::source(t) == Some(Source::Narrative)).map(|t| 1u64 << t).sum();
     let (mut judges, mut unable) = (Vec::new(), Vec::new());
     for name in names {
         let Ok(spec) = set.registry().get(&name) else { continue };
@@ -181,10 +192,14 @@ fn select(
             Some(format!("reads narrative events ({}), which no history holds", names_of(mask & narrative)))
         } else if LIVE_STATE_READERS.contains(&name.as_str()) {
             Some("reads the replicas' binding tables, live state that no history holds".to_string())
-        } else if scenario.is_none() && (SCENARIO_READERS.contains(&name.as_str()) || set.user_names().contains(&spec.name)) {
+        } else if scenario.is_none()
+            && (SCENARIO_READERS.contains(&name.as_str()) || set.user_names().contains(&spec.name))
+        {
             Some("needs the scenario's parameters: the header has no scenario_toml or built-in scenario name; give --scenario FILE".to_string())
         } else {
-            emits.filter(|e| mask & !e != 0).map(|e| format!("reads {}, which the writer does not emit (header `emits`)", names_of(mask & !e)))
+            emits
+                .filter(|e| mask & !e != 0)
+                .map(|e| format!("reads {}, which the writer does not emit (header `emits`)", names_of(mask & !e)))
         };
         match why {
             Some(reason) => unable.push(Unable { name, reason }),
@@ -290,8 +305,13 @@ fn cut_reason(header: &HeaderInfo, verdict: &Verdict) -> Option<String> {
         return None;
     }
     Some(match header.verdict.as_deref() {
-        Some("pass") | None => "the header does not say \"complete\": true: end-of-run obligations are not judged".into(),
-        Some(class) => format!("the run stopped early ({class}{}): end-of-run obligations are not judged", header.checker.as_deref().map(|c| format!(", {c}")).unwrap_or_default()),
+        Some("pass") | None => {
+            "the header does not say \"complete\": true: end-of-run obligations are not judged".into()
+        }
+        Some(class) => format!(
+            "the run stopped early ({class}{}): end-of-run obligations are not judged",
+            header.checker.as_deref().map(|c| format!(", {c}")).unwrap_or_default()
+        ),
     })
 }
 

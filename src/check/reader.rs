@@ -122,7 +122,12 @@ impl LineReader {
 
     /// Reads lines from `input`, named `path` in errors.
     pub fn from_reader(path: &Path, input: Box<dyn Read>) -> LineReader {
-        LineReader { path: path.into(), input: Box::new(BufReader::with_capacity(1 << 16, input)), line: 0, buf: Vec::new() }
+        LineReader {
+            path: path.into(),
+            input: Box::new(BufReader::with_capacity(1 << 16, input)),
+            line: 0,
+            buf: Vec::new(),
+        }
     }
 
     /// An error at the current line.
@@ -137,7 +142,8 @@ impl LineReader {
         self.buf.clear();
         self.line += 1;
         let limit = LINE_BYTES_MAX as u64 + 1;
-        let read = (&mut self.input).take(limit).read_until(b'\n', &mut self.buf).map_err(|e| self.error(e.to_string()))?;
+        let read =
+            (&mut self.input).take(limit).read_until(b'\n', &mut self.buf).map_err(|e| self.error(e.to_string()))?;
         if read == 0 {
             return Ok(None);
         }

@@ -36,7 +36,8 @@ pub struct CheckArgs {
 /// Judges the history and prints the verdict.
 pub fn run(args: CheckArgs) -> Outcome {
     let scenario = args.scenario.as_deref().map(scenario_arg::resolve_one).transpose().map_err(|e| Usage(e.0))?;
-    let set = CheckerSet::built_in().only(args.checker).and_then(|c| c.skip(args.skip_checker)).map_err(|e| Usage(e.0))?;
+    let set =
+        CheckerSet::built_in().only(args.checker).and_then(|c| c.skip(args.skip_checker)).map_err(|e| Usage(e.0))?;
     let report = set.check_history(&args.files, scenario.as_ref()).map_err(|e| Usage(e.to_string()))?;
     if args.json {
         println!("{}", json_of(&report));
