@@ -47,6 +47,9 @@ fn check_gives_runs_verdict_checker_message_and_failing_event_with_the_story() {
     assert_eq!(doc["failing_seq"], header_failing_seq(&path));
     let story = doc["story"].as_array().unwrap();
     assert!(story.iter().any(|l| l.as_str().unwrap().contains("◀ commit-by-owner")), "{story:?}");
+    // The story finds its failing event by seq in the history's sparse trace.
+    let failing = format!("failing event #{} ", header_failing_seq(&path));
+    assert!(story.iter().any(|l| l.as_str().unwrap().contains(&failing)), "{story:?}");
     let unable: Vec<&str> = doc["unable"].as_array().unwrap().iter().map(|u| u["checker"].as_str().unwrap()).collect();
     assert_eq!(unable, ["tickets-follow-routes", "bindings-consistent"]);
     // The text form: run's words, the failing seq, who judged and who could not.
