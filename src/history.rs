@@ -62,12 +62,26 @@ pub struct Header {
     pub sim_time_ns: u64,
     /// The name of every node, by node id (`node` in the event lines is one of these).
     pub nodes: Vec<String>,
+    /// The scenario, inline as TOML: the parameters the checkers read (`sutra-sim check`
+    /// needs nothing else). Absent in files written before it was added.
+    #[serde(default)]
+    pub scenario_toml: Option<String>,
+    /// The witness kinds the writer records (every one, for the simulation): a checker
+    /// reading a kind not listed cannot judge the file. Absent in older files.
+    #[serde(default)]
+    pub emits: Vec<String>,
+    /// Whether the history runs to the end of the workload, so that end-of-run
+    /// obligations may be judged: true for a run that passed or failed an
+    /// eventually-checker at its end; false for one cut at a violation, a hang, a budget
+    /// or a crash.
+    #[serde(default)]
+    pub complete: bool,
 }
 
 /// What identifies a run beside its outcome.
 pub struct RunInfo<'a> {
-    /// The scenario's name.
-    pub scenario: &'a str,
+    /// The scenario.
+    pub scenario: &'a sutra_sim_model::Scenario,
     /// The seed.
     pub seed: u64,
     /// The mutant's name, if any.
@@ -82,7 +96,7 @@ pub fn header(info: &RunInfo<'_>, outcome: &Outcome<ModelEvent>) -> Header {
         history: FORMAT.to_string(),
         version: VERSION,
         framework: crate::VERSION.to_string(),
-        scenario: info.scenario.to_string(),
+        scenario: info.scenario.name.clone(),
         seed: info.seed,
         mutant: info.mutant.map(str::to_string),
         strategy: info.strategy.clone(),
@@ -95,7 +109,23 @@ pub fn header(info: &RunInfo<'_>, outcome: &Outcome<ModelEvent>) -> Header {
         witness_events: outcome.trace.iter().filter(|e| e.kind.source().is_witness()).count() as u64,
         sim_time_ns: outcome.sim_time.as_nanos(),
         nodes: outcome.node_names.clone(),
+        scenario_toml: Some(info.scenario.to_toml()),
+        emits: witness_kinds(),
+        // A pass, or an eventually-checker's failure at the end: the run reached its end.
+        complete: outcome.verdict.is_pass()
+            || (outcome.failing_event.is_none()
+                && matches!(outcome.verdict, sutra_sim_core::Verdict::Violation { .. })),
     }
+}
+
+/// Every witness kind's name, in tag order: what the simulation's history records.
+pub fn witness_kinds() -> Vec<String> {
+    use sutra_sim_model::event::tag;
+    (0..tag::COUNT)
+        .filter(|&t| tag::source(t).is_some_and(Source::is_witness))
+        .filter_map(tag::name)
+        .map(str::to_string)
+        .collect()
 }
 
 /// The line of one event (no newline), or `None` for a narrative event (not part of a
@@ -233,7 +263,7 @@ mod tests {
         let scenario = sutra_sim_model::Scenario::built_in("smoke").unwrap();
         let options = sutra_sim_model::RunOptions { keep_trace: true, ..sutra_sim_model::RunOptions::seeded(0) };
         let outcome = crate::plugin::CheckerSet::built_in().run(&scenario, &options).ok().unwrap();
-        let info = RunInfo { scenario: "smoke", seed: 0, mutant: None, strategy: "random".into() };
+        let info = RunInfo { scenario: &scenario, seed: 0, mutant: None, strategy: "random".into() };
         let text = render(&info, &outcome);
         assert!(parse(&text).is_ok());
         let newer = text.replacen("\"version\":1", "\"version\":2", 1);

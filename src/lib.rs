@@ -15,6 +15,7 @@
 
 pub mod bench_explore;
 pub mod bench_scale;
+pub mod check;
 pub mod determinism;
 pub mod explore;
 pub mod fault_events;

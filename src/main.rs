@@ -19,6 +19,9 @@ struct Cli {
 enum Command {
     /// Run one seed of one scenario and print its verdict and fingerprint.
     Run(commands::run::RunArgs),
+    /// Judge history files (docs/history.md) — the simulation's or a real runtime's — with
+    /// the built-in checkers, and say which could not judge them and why.
+    Check(commands::check::CheckArgs),
     /// Run many seeds, in parallel, and report.
     Sweep(commands::sweep::SweepArgs),
     /// Like sweep, but grow the runs that reached a new coverage mark from their tape
@@ -175,6 +178,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => commands::run::run(args),
+        Command::Check(args) => commands::check::run(args),
         Command::Sweep(args) => commands::sweep::sweep_command(args),
         Command::Explore(args) => commands::sweep::explore_command(args),
         Command::Replay { file, trace, perfetto, history, log, json } => {

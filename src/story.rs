@@ -109,7 +109,7 @@ impl<'a> Places<'a> {
 /// The instances a story follows: the failing event's, or else the ones left unfinished,
 /// or else the last one the trace mentions.
 pub fn instances_of_interest(outcome: &Outcome<ModelEvent>) -> Vec<u64> {
-    let failing = outcome.failing_event.and_then(|seq| outcome.trace.get(seq as usize));
+    let failing = failing_position(outcome).map(|i| &outcome.trace[i]);
     if let Some(instance) = failing.and_then(|e| e.kind.instance()) {
         return vec![instance];
     }
@@ -139,13 +139,20 @@ pub fn instances_of_interest(outcome: &Outcome<ModelEvent>) -> Vec<u64> {
     if !unfinished.is_empty() {
         return unfinished;
     }
-    let before_end = failing.map_or(outcome.trace.len(), |e| e.seq as usize + 1);
+    let before_end = failing_position(outcome).map_or(outcome.trace.len(), |i| i + 1);
     outcome.trace[..before_end.min(outcome.trace.len())]
         .iter()
         .rev()
         .find_map(|e| e.kind.instance())
         .into_iter()
         .collect()
+}
+
+/// Where the failing event is in `outcome.trace`, found by its `seq`: the trace may be a
+/// run's whole trace (position = seq) or a history's witnesses only (`sutra-sim check`).
+fn failing_position(outcome: &Outcome<ModelEvent>) -> Option<usize> {
+    let seq = outcome.failing_event?;
+    outcome.trace.binary_search_by_key(&seq, |e| e.seq).ok()
 }
 
 /// Tells the story of `outcome`, which must have been run with its trace kept.
@@ -157,7 +164,7 @@ pub fn tell(outcome: &Outcome<ModelEvent>) -> Story {
         lines.push("  (no trace: the run was not kept)".into());
         return Story { instances, lines };
     }
-    let failing = outcome.failing_event.and_then(|seq| outcome.trace.get(seq as usize));
+    let failing = failing_position(outcome).map(|i| &outcome.trace[i]);
     if let Some(e) = failing {
         lines.push(format!(
             "  failing event #{} at {} on {}: {}",
@@ -172,7 +179,7 @@ pub fn tell(outcome: &Outcome<ModelEvent>) -> Story {
     // The window of the story: from the first event of its instances to the failure (or
     // the end of the run); environment events inside it are "the faults around them".
     let first = outcome.trace.iter().position(of_interest).unwrap_or(0);
-    let last = failing.map_or(outcome.trace.len() - 1, |e| e.seq as usize);
+    let last = failing_position(outcome).unwrap_or(outcome.trace.len() - 1);
     let mut selected: Vec<&Event<ModelEvent>> = outcome.trace[first..=last.min(outcome.trace.len() - 1)]
         .iter()
         .filter(|e| {

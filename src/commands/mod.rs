@@ -2,6 +2,7 @@
 //! replay command line, parsing of mutants and strategies.
 
 pub mod bench;
+pub mod check;
 pub mod list;
 pub mod merge;
 pub mod mutants;

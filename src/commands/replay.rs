@@ -44,7 +44,7 @@ pub fn replay(file: &std::path::Path, trace: bool, outputs: ReplayOutputs, log: 
     let timeline = perfetto.as_ref().filter(|_| lost.is_empty());
     if let Some(path) = &history {
         let info = sutra_sim::history::RunInfo {
-            scenario: &reproducer.scenario.name,
+            scenario: &reproducer.scenario,
             seed: reproducer.seed,
             mutant: reproducer.mutant.map(|m| m.name()),
             strategy: reproducer.strategy.label(),

@@ -98,7 +98,7 @@ pub fn run(args: RunArgs) -> Outcome {
     }
     if let Some(path) = &history {
         let info = sutra_sim::history::RunInfo {
-            scenario: &scenario.name,
+            scenario: &scenario,
             seed,
             mutant: mutant.map(|m| m.name()),
             strategy: strategy.unwrap_or_else(|| scenario.strategy()).label(),

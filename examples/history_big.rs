@@ -1,0 +1,106 @@
+//! Writes a big history for measuring `sutra-sim check` (issue 24 item 3): passing runs of
+//! smoke, seed after seed, their witness lines renumbered into one run — each run's seq,
+//! times and ids (instances, executions, messages, processes, tasks, owners) moved past the
+//! previous run's — so the checkers judge every line and the whole file passes.
+//!
+//! `cargo run --release --example history_big -- OUT.jsonl 10000000`
+
+use std::io::{BufWriter, Write};
+
+use serde_json::Value;
+use sutra_sim::history::{render, RunInfo};
+use sutra_sim::plugin::CheckerSet;
+use sutra_sim_model::{RunOptions, Scenario};
+
+/// Per-copy offsets of every renumbered field.
+#[derive(Default, Clone, Copy)]
+struct Offsets {
+    seq: u64,
+    time: u64,
+    instance: u64,
+    exec: u64,
+    message: u64,
+    process: u64,
+    task: u64,
+    operation: u64,
+}
+
+const ADMIN: u64 = 1 << 63;
+
+fn shift(v: &mut Value, by: u64) -> u64 {
+    let n = v.as_u64().unwrap_or(0) + by;
+    if !v.is_null() {
+        *v = n.into();
+    }
+    n
+}
+
+/// Moves one line by `o`; raises `next` to past every id it used.
+fn renumber(line: &mut Value, o: &Offsets, next: &mut Offsets) {
+    let kind = line["kind"].as_str().unwrap_or("").to_string();
+    let obj = line.as_object_mut().unwrap();
+    for (key, value) in obj.iter_mut() {
+        match key.as_str() {
+            "seq" => next.seq = next.seq.max(shift(value, o.seq) + 1),
+            "time_ns" | "due_ns" | "until_ns" => next.time = next.time.max(shift(value, o.time)),
+            "instance" => next.instance = next.instance.max(shift(value, o.instance) + 1),
+            "exec" => next.exec = next.exec.max(shift(value, o.exec) + 1),
+            "message" => next.message = next.message.max(shift(value, o.message) + 1),
+            "process" => next.process = next.process.max(shift(value, o.process) + 1),
+            "by" if kind != "row-written" => next.process = next.process.max(shift(value, o.process) + 1),
+            "by" => next.exec = next.exec.max(shift(value, o.exec) + 1),
+            "task" => next.task = next.task.max(shift(value, o.task) + 1),
+            "owner" | "holder" | "previous" | "writer" | "owner_before" | "claim_owner" => {
+                if let Some(id) = value.as_u64() {
+                    *value = if id & ADMIN != 0 {
+                        next.operation = next.operation.max((id & !ADMIN) + o.operation + 1);
+                        (id + o.operation).into()
+                    } else {
+                        (id + (o.process << 16)).into()
+                    };
+                }
+            }
+            "trigger" => {
+                if let Some(m) = value.get_mut("Message") {
+                    next.message = next.message.max(shift(m, o.message) + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let out = args.get(1).expect("usage: history_big OUT.jsonl EVENTS");
+    let events: u64 = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(10_000_000);
+    let scenario = Scenario::built_in("smoke").unwrap();
+    let set = CheckerSet::built_in();
+    let mut file = BufWriter::new(std::fs::File::create(out).unwrap());
+    let (mut offsets, mut written, mut seed) = (Offsets::default(), 0u64, 0u64);
+    while written < events {
+        let outcome = set.run(&scenario, &RunOptions { keep_trace: true, ..RunOptions::seeded(seed) }).unwrap();
+        seed += 1;
+        if !outcome.verdict.is_pass() {
+            continue;
+        }
+        let info = RunInfo { scenario: &scenario, seed, mutant: None, strategy: "random".into() };
+        let text = render(&info, &outcome);
+        let mut lines = text.lines();
+        let header = lines.next().unwrap();
+        if written == 0 {
+            writeln!(file, "{header}").unwrap();
+        }
+        let mut next = offsets;
+        for line in lines {
+            let mut v: Value = serde_json::from_str(line).unwrap();
+            renumber(&mut v, &offsets, &mut next);
+            writeln!(file, "{v}").unwrap();
+            written += 1;
+        }
+        next.time = next.time.max(offsets.time + outcome.sim_time.as_nanos()) + 1_000_000_000;
+        offsets = next;
+    }
+    file.flush().unwrap();
+    eprintln!("{written} events from {seed} seeds");
+}

@@ -1,0 +1,95 @@
+//! The checkers' view of a history: the scenario's parameters (from the header's inline
+//! scenario, a built-in of its name, or `--scenario`), this seed's effective faults (the
+//! swarm's `swarm-selected` witness switches kinds off), and the store's instance rows
+//! rebuilt from the store's own witnesses — what a checker may ask a [`ModelView`].
+//! Binding tables are replica state no history holds: a view built here has none.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use sutra_sim_core::{Event, SimTime};
+use sutra_sim_model::ctx::Config;
+use sutra_sim_model::faults::kind::FaultKind;
+use sutra_sim_model::store::{InstanceRow, StoreState};
+use sutra_sim_model::{ModelEvent, ModelView, Scenario};
+
+/// The highest instance id a numeric history may use: rows are kept by id, so a larger id
+/// would make the view (and the checkers' tables) allocate for every id below it.
+pub const INSTANCE_ID_MAX: u32 = 1 << 24;
+
+/// A view kept up to date with the history's witnesses.
+pub struct HistoryView {
+    scenario: Scenario,
+    store: Rc<RefCell<StoreState>>,
+    view: ModelView,
+}
+
+impl HistoryView {
+    /// A view of `scenario` with every configured fault kind on, and no rows yet.
+    pub fn new(scenario: Scenario) -> HistoryView {
+        let store = Rc::new(RefCell::new(StoreState::default()));
+        let config = Rc::new(Config { faults: scenario.faults.clone(), scenario: scenario.clone() });
+        let view = ModelView::new(config, store.clone());
+        HistoryView { scenario, store, view }
+    }
+
+    /// The view, as of the last event observed.
+    pub fn view(&self) -> &ModelView {
+        &self.view
+    }
+
+    /// Folds one witness into the view, before the checkers judge it (in the simulation
+    /// the store has written a row by the time its witness is judged). Errors refuse an
+    /// instance id the rows cannot hold.
+    pub fn observe(&mut self, event: &Event<ModelEvent>) -> Result<(), String> {
+        match &event.kind {
+            ModelEvent::SwarmSelected { enabled } => self.select(enabled),
+            ModelEvent::InstanceStarted { instance, steps } => {
+                let mut row = self.row(instance.0)?;
+                row.steps = *steps;
+            }
+            ModelEvent::ClaimGranted { instance, .. } => self.row(instance.0)?.claimed_at = event.time,
+            ModelEvent::RowWritten { instance, owner, version, epoch, parked, .. } => {
+                let mut row = self.row(instance.0)?;
+                row.owner = *owner;
+                row.version = *version;
+                row.epoch = *epoch;
+                row.parked = *parked;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The swarm's selection: every configured kind not in `enabled` is off for this seed.
+    fn select(&mut self, enabled: &[FaultKind]) {
+        let mut faults = self.scenario.faults.clone();
+        for &kind in FaultKind::ALL {
+            if faults.configured_on(kind) && !enabled.contains(&kind) {
+                faults.swarm(kind, None);
+            }
+        }
+        let config = Rc::new(Config { scenario: self.scenario.clone(), faults });
+        self.view = ModelView::new(config, self.store.clone());
+    }
+
+    fn row(&mut self, id: u32) -> Result<std::cell::RefMut<'_, InstanceRow>, String> {
+        if id > INSTANCE_ID_MAX {
+            return Err(format!("instance id {id} is above {INSTANCE_ID_MAX}: number instances densely from 0"));
+        }
+        let mut store = self.store.borrow_mut();
+        while store.instances.len() <= id as usize {
+            store.instances.push(InstanceRow {
+                owner: None,
+                claimed_at: SimTime(0),
+                version: 0,
+                epoch: 0,
+                committed_under: Vec::new(),
+                parked: false,
+                steps: 0,
+                plan: Vec::new(),
+            });
+        }
+        Ok(std::cell::RefMut::map(store, |s| &mut s.instances[id as usize]))
+    }
+}
