@@ -108,7 +108,7 @@ pub struct Workload {
     pub timer_weight: u32,
     /// Relative weight of steps that wait for a pull task.
     pub pull_weight: u32,
-    /// Longest normal step.
+    /// Longest normal step; with six store trips, at most a quarter of the claim timeout (R16).
     #[serde(with = "serde_duration")]
     pub step_duration_max: Duration,
     /// Longest delay before a relay is published after a commit.
@@ -117,10 +117,11 @@ pub struct Workload {
     /// Longest delay until a timer is due.
     #[serde(with = "serde_duration")]
     pub timer_delay_max: Duration,
-    /// Longest time a pull worker works on a task.
+    /// Longest time a pull worker works on a task; below the task lock.
     #[serde(with = "serde_duration")]
     pub pull_work_max: Duration,
-    /// Chance that an attempt ends in a validation error.
+    /// Chance that an attempt ends in a validation error. With the two below and the share
+    /// of steps the per-step timeout cuts, at most 1/2.
     pub validation_error: Ratio,
     /// Chance that an attempt ends in an unexpected failure.
     pub unexpected_failure: Ratio,
@@ -147,23 +148,26 @@ impl Default for Workload {
     }
 }
 
-/// The runtime's timing keys.
+/// The runtime's timing keys. `docs/scenarios.md` lists the relations between them that
+/// validation keeps ([`crate::relations`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Timeouts {
     /// A claim older than this (by the store's clock) is stale: it may be taken or swept.
     #[serde(with = "serde_duration")]
     pub claim_timeout: Duration,
-    /// How often the lease holder sweeps.
+    /// How often the lease holder sweeps (at least 1 ms).
     #[serde(with = "serde_duration")]
     pub sweep_interval: Duration,
-    /// How long a sweeper lease lasts without renewal.
+    /// How long a sweeper lease lasts without renewal; it must outlast one sweep, four
+    /// one-way store latencies.
     #[serde(with = "serde_duration")]
     pub lease_duration: Duration,
-    /// How often a replica polls the store for due timers.
+    /// How often a replica polls the store for due timers (at least 1 ms).
     #[serde(with = "serde_duration")]
     pub timer_poll_interval: Duration,
-    /// How long a picked timer is hidden from other pollers (its fire lease).
+    /// How long a picked timer is hidden from other pollers (its fire lease); it must
+    /// outlast a fire, the steps queued ahead of it at its lane and its own.
     #[serde(with = "serde_duration")]
     pub timer_fire_lease: Duration,
     /// First backoff of a refused timer fire; it doubles per refusal.
@@ -175,13 +179,15 @@ pub struct Timeouts {
     /// Delay before a requeued relay is delivered again.
     #[serde(with = "serde_duration")]
     pub requeue_delay: Duration,
-    /// Longest one-way latency of a store call.
+    /// Longest one-way latency of a store call (drawn in whole milliseconds).
     #[serde(with = "serde_duration")]
     pub store_latency_max: Duration,
-    /// How long a pull worker's lock on a task row lasts.
+    /// How long a pull worker's lock on a task row lasts; it must outlast the longest pull
+    /// work and two one-way store latencies.
     #[serde(with = "serde_duration")]
     pub task_lock_duration: Duration,
-    /// How often the broker checks for dead consumers to redeliver their unacked relays.
+    /// How often the broker checks for dead consumers to redeliver their unacked relays
+    /// (at least 1 ms).
     #[serde(with = "serde_duration")]
     pub broker_liveness_interval: Duration,
 }
