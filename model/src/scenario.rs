@@ -167,7 +167,7 @@ pub struct Timeouts {
     #[serde(with = "serde_duration")]
     pub timer_poll_interval: Duration,
     /// How long a picked timer is hidden from other pollers (its fire lease); it must
-    /// outlast a fire, the steps queued ahead of it at its lane and its own.
+    /// outlast a fire, which may wait behind one step of every instance.
     #[serde(with = "serde_duration")]
     pub timer_fire_lease: Duration,
     /// First backoff of a refused timer fire; it doubles per refusal.
