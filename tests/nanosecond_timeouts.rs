@@ -49,8 +49,12 @@ fn drawn(index: usize, permille: [u64; 11], jitter: [u64; 11], fast_sweep_ns: Op
     if let Some(ns) = fast_sweep_ns {
         t.sweep_interval = Duration::from_nanos(ns);
     }
-    // R16, which validation enforces: steps stay far below the claim timeout.
-    t.claim_timeout = t.claim_timeout.max(s.workload.step_duration_max * 4);
+    // R16, which validation enforces: steps and their six store trips stay far below the
+    // claim timeout.
+    t.claim_timeout = t.claim_timeout.max((s.workload.step_duration_max + t.store_latency_max * 6) * 4);
+    // And the task lock outlasts the longest pull work and its two store trips.
+    let pull_work = s.workload.pull_work_max + t.store_latency_max * 2;
+    t.task_lock_duration = t.task_lock_duration.max(pull_work + Duration::from_nanos(1));
     // The budgets follow the timing, as validation asks: sweeps every few milliseconds
     // emit more events over a run than the scenario's own budget allows for.
     s.run.events_max = s.run.events_max.max(s.events_bound());

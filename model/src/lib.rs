@@ -20,6 +20,7 @@ pub mod log;
 pub mod mutant;
 pub mod pull;
 pub mod ratio;
+pub mod relations;
 pub mod replica;
 pub mod routing;
 pub mod scenario;

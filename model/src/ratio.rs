@@ -45,6 +45,11 @@ impl Ratio {
         Ratio::new(n, d)
     }
 
+    /// The numerator and the denominator.
+    pub fn parts(self) -> (u32, u32) {
+        (self.numerator, self.denominator)
+    }
+
     /// True if the ratio is zero.
     pub fn is_never(self) -> bool {
         self.numerator == 0

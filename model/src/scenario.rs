@@ -108,7 +108,7 @@ pub struct Workload {
     pub timer_weight: u32,
     /// Relative weight of steps that wait for a pull task.
     pub pull_weight: u32,
-    /// Longest normal step.
+    /// Longest normal step; with six store trips, at most a quarter of the claim timeout (R16).
     #[serde(with = "serde_duration")]
     pub step_duration_max: Duration,
     /// Longest delay before a relay is published after a commit.
@@ -117,10 +117,11 @@ pub struct Workload {
     /// Longest delay until a timer is due.
     #[serde(with = "serde_duration")]
     pub timer_delay_max: Duration,
-    /// Longest time a pull worker works on a task.
+    /// Longest time a pull worker works on a task; below the task lock.
     #[serde(with = "serde_duration")]
     pub pull_work_max: Duration,
-    /// Chance that an attempt ends in a validation error.
+    /// Chance that an attempt ends in a validation error. With the two below and the share
+    /// of steps the per-step timeout cuts, at most 1/2.
     pub validation_error: Ratio,
     /// Chance that an attempt ends in an unexpected failure.
     pub unexpected_failure: Ratio,
@@ -147,23 +148,26 @@ impl Default for Workload {
     }
 }
 
-/// The runtime's timing keys.
+/// The runtime's timing keys. `docs/scenarios.md` lists the relations between them that
+/// validation keeps ([`crate::relations`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Timeouts {
     /// A claim older than this (by the store's clock) is stale: it may be taken or swept.
     #[serde(with = "serde_duration")]
     pub claim_timeout: Duration,
-    /// How often the lease holder sweeps.
+    /// How often the lease holder sweeps (at least 1 ms).
     #[serde(with = "serde_duration")]
     pub sweep_interval: Duration,
-    /// How long a sweeper lease lasts without renewal.
+    /// How long a sweeper lease lasts without renewal; it must outlast one sweep, four
+    /// one-way store latencies.
     #[serde(with = "serde_duration")]
     pub lease_duration: Duration,
-    /// How often a replica polls the store for due timers.
+    /// How often a replica polls the store for due timers (at least 1 ms).
     #[serde(with = "serde_duration")]
     pub timer_poll_interval: Duration,
-    /// How long a picked timer is hidden from other pollers (its fire lease).
+    /// How long a picked timer is hidden from other pollers (its fire lease); it must
+    /// outlast a fire, which may wait behind one step of every instance.
     #[serde(with = "serde_duration")]
     pub timer_fire_lease: Duration,
     /// First backoff of a refused timer fire; it doubles per refusal.
@@ -175,13 +179,15 @@ pub struct Timeouts {
     /// Delay before a requeued relay is delivered again.
     #[serde(with = "serde_duration")]
     pub requeue_delay: Duration,
-    /// Longest one-way latency of a store call.
+    /// Longest one-way latency of a store call (drawn in whole milliseconds).
     #[serde(with = "serde_duration")]
     pub store_latency_max: Duration,
-    /// How long a pull worker's lock on a task row lasts.
+    /// How long a pull worker's lock on a task row lasts; it must outlast the longest pull
+    /// work and two one-way store latencies.
     #[serde(with = "serde_duration")]
     pub task_lock_duration: Duration,
-    /// How often the broker checks for dead consumers to redeliver their unacked relays.
+    /// How often the broker checks for dead consumers to redeliver their unacked relays
+    /// (at least 1 ms).
     #[serde(with = "serde_duration")]
     pub broker_liveness_interval: Duration,
 }
@@ -338,7 +344,7 @@ impl Scenario {
 
 
     /// Every duration of the scenario with its key, for validation.
-    fn durations(&self) -> [(&'static str, Duration); 30] {
+    fn durations(&self) -> [(&'static str, Duration); 34] {
         let (w, t, f) = (&self.workload, &self.timeouts, &self.faults);
         [
             ("workload.step_duration_max", w.step_duration_max),
@@ -362,12 +368,16 @@ impl Scenario {
             ("faults.clock_skew.offset_max", f.clock_skew.offset_max),
             ("faults.clock_skew.step_max", f.clock_skew.step_max),
             ("faults.broker.delay_max", f.broker.delay_max),
+            ("faults.broker.paused_consumer_timeout", f.broker.paused_consumer_timeout),
+            ("faults.ack_loss.redeliver_after", f.ack_loss.redeliver_after),
             ("faults.store.latency_spike_max", f.store.latency_spike_max),
             ("faults.store.unavailable_max", f.store.unavailable_max),
             ("faults.timer_jitter.late_max", f.timer_jitter.late_max),
             ("faults.store_replies.client_timeout", f.store_replies.client_timeout),
             ("faults.store_replies.boundary_pause_max", f.store_replies.boundary_pause_max),
             ("faults.cancel.step_timeout", f.cancel.step_timeout),
+            ("faults.cancel.drain_timeout", f.cancel.drain_timeout),
+            ("faults.cancel.restart_delay_max", f.cancel.restart_delay_max),
             ("phases.heal_at", self.phases.heal_at),
             ("run.sim_time_max", self.run.sim_time_max),
             ("run.stall_bound", self.run.stall_bound),
@@ -453,22 +463,6 @@ impl Scenario {
                 format_duration(tt.timer_backoff_base)
             ));
         }
-        // R16: steps are far shorter than the claim timeout; a scenario that says otherwise
-        // describes a runtime the spec does not, unless it is the slow-step fault.
-        if w.step_duration_max * 4 > tt.claim_timeout {
-            return Err(format!(
-                "workload.step_duration_max ({}) must be far below timeouts.claim_timeout ({}): R16",
-                format_duration(w.step_duration_max),
-                format_duration(tt.claim_timeout)
-            ));
-        }
-        if self.faults.store.unavailable_max >= crate::spec::RETRY_HORIZON {
-            return Err(format!(
-                "faults.store.unavailable_max ({}) must stay below the store client's retry horizon ({})",
-                format_duration(self.faults.store.unavailable_max),
-                format_duration(crate::spec::RETRY_HORIZON)
-            ));
-        }
         let replies = &self.faults.store_replies;
         if replies.client_timeout.is_zero() {
             return Err("faults.store_replies.client_timeout must be more than 0: a client gives up on a call only after waiting".into());
@@ -487,6 +481,7 @@ impl Scenario {
         if self.run.events_max == 0 || self.run.polls_max == 0 {
             return Err("run.events_max and run.polls_max must be more than 0".into());
         }
+        crate::relations::check(self)?;
         self.budgets_fit_the_work()
     }
 }

@@ -81,7 +81,7 @@ macro_rules! fault_table {
         pub struct Faults {
             /// Per seed, switch each fault kind on or off and scale its rates (swarm testing).
             pub swarm: bool,
-            /// How often the fault injector considers the per-tick faults.
+            /// How often the fault injector considers the per-tick faults (at least 1 ms).
             #[serde(with = "serde_duration")]
             pub tick: Duration,
             /// Draw each periodic role's phase per run (timer poll, sweep and lease

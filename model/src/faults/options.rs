@@ -105,7 +105,7 @@ pub struct BrokerOptions {
     pub duplicate_per_delivery: Ratio,
     /// Chance per publish that delivery is delayed.
     pub delay_per_delivery: Ratio,
-    /// Longest such delay.
+    /// Longest such delay; at most the claim timeout (the heal does not cut it short).
     #[serde(with = "serde_duration")]
     pub delay_max: Duration,
     /// Chance per delivery that a later relay is delivered first.
@@ -136,14 +136,17 @@ impl Default for BrokerOptions {
 pub struct StoreOptions {
     /// Chance per call of a latency spike.
     pub latency_spike_per_call: Ratio,
-    /// Longest spike.
+    /// Longest spike; at most the claim timeout (the heal does not cut a spike short).
     #[serde(with = "serde_duration")]
     pub latency_spike_max: Duration,
-    /// Chance per call that the transaction aborts (nothing written; the client retries).
+    /// Chance per call that the transaction aborts (nothing written; the client retries);
+    /// at most 1/10 (doubled under the swarm).
     pub abort_per_call: Ratio,
-    /// Chance per fault tick that the store becomes unavailable for a while.
+    /// Chance per fault tick that the store becomes unavailable for a while. Outages may
+    /// cover at most 1/4 of the time: this rate (doubled under the swarm) times
+    /// `unavailable_max` over `faults.tick`.
     pub unavailable_per_tick: Ratio,
-    /// Longest unavailability (must stay within the client's retry horizon).
+    /// Longest unavailability: at most 3 s, a fifth of the store client's retry horizon.
     #[serde(with = "serde_duration")]
     pub unavailable_max: Duration,
 }
@@ -180,7 +183,7 @@ impl Default for SlowStepOptions {
 pub struct TimerJitterOptions {
     /// Chance per fire that it is late.
     pub late_per_fire: Ratio,
-    /// Latest.
+    /// Latest; at most the claim timeout (the heal does not cut it short).
     #[serde(with = "serde_duration")]
     pub late_max: Duration,
 }
@@ -289,7 +292,8 @@ pub struct CancelOptions {
     /// Chance per fault tick that a busy execution lane's task is aborted (the lane's
     /// supervisor starts a new one).
     pub abort_per_tick: Ratio,
-    /// The per-step timeout: a step running longer is cancelled (zero: no timeout).
+    /// The per-step timeout: a step running longer is cancelled (zero: no timeout). The
+    /// share of normal steps it cuts counts towards the 1/2 of attempts that may fail.
     #[serde(with = "serde_duration")]
     pub step_timeout: Duration,
     /// Chance per fault tick that one alive, unpaused replica is shut down gracefully (an

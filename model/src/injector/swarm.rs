@@ -8,7 +8,7 @@ use crate::faults::kind::{FaultKind, Faults};
 use crate::streams;
 
 /// Most a swarm draw scales a configured rate, in permille (2×).
-const SCALE_MAX_PERMILLE: u32 = 2_000;
+pub const SCALE_MAX_PERMILLE: u32 = 2_000;
 /// Scales are drawn in steps of this many permille (1/4).
 const SCALE_STEP_PERMILLE: u32 = 250;
 

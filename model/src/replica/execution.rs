@@ -649,8 +649,30 @@ pub async fn defer_fire(ctx: &Context, store: &Store, work: &Work, refused: bool
     Reaction::Deferred { attempt, backoff_ns: sutra_sim_core::time::duration_nanos(delay) }
 }
 
-/// Capped exponential backoff: `base * 2^(attempt-1)`, at most `max`.
+/// Capped exponential backoff: `base * 2^(attempt-1)`, at most `max`. Doubled step by
+/// step up to the cap (a few dozen steps at most, from 1 ns to a day): a factor capped at
+/// 2^30 stopped a 1 ns base at about 1 s, below a larger cap.
 fn backoff(base: Duration, max: Duration, attempt: u32) -> Duration {
-    let factor = 1u32.checked_shl(attempt.saturating_sub(1).min(30)).unwrap_or(u32::MAX);
-    base.saturating_mul(factor).min(max)
+    let mut delay = base.min(max);
+    for _ in 1..attempt {
+        if delay >= max {
+            break;
+        }
+        delay = delay.saturating_mul(2).min(max);
+    }
+    delay
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_timer_backoff_keeps_doubling_up_to_its_cap_from_a_tiny_base() {
+        let (base, cap) = (Duration::from_nanos(1), Duration::from_secs(5));
+        assert_eq!(backoff(base, cap, 1), base);
+        assert_eq!(backoff(base, cap, 32), Duration::from_nanos(1 << 31));
+        assert_eq!(backoff(base, cap, 40), cap);
+        assert_eq!(backoff(Duration::from_millis(100), cap, u32::MAX), cap);
+    }
 }
