@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use sutra_sim_core::format_duration;
 
-use crate::faults::swarm::SCALE_MAX_PERMILLE;
+use crate::injector::swarm::SCALE_MAX_PERMILLE;
 use crate::ratio::Ratio;
 use crate::scenario::Scenario;
 use crate::spec::RETRY_HORIZON;
