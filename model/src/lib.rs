@@ -31,9 +31,9 @@ pub mod streams;
 pub mod timer_rows;
 pub mod variant;
 pub mod view;
-pub mod workload;
 pub mod work_bounds;
 pub mod work_left;
+pub mod workload;
 pub mod world;
 
 use std::rc::Rc;

@@ -342,7 +342,6 @@ impl Scenario {
         Budgets { events_max: self.run.events_max, sim_time_max: self.run.sim_time_max, polls_max: self.run.polls_max }
     }
 
-
     /// Every duration of the scenario with its key, for validation.
     fn durations(&self) -> [(&'static str, Duration); 34] {
         let (w, t, f) = (&self.workload, &self.timeouts, &self.faults);

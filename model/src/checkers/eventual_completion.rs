@@ -171,7 +171,8 @@ mod tests {
 
     #[test]
     fn accepts_everything_complete_and_free() {
-        let history = vec![(0, started(0, 2)), (5, committed(0, 1)), (40_000, ModelEvent::Healed), (40_010, committed(0, 2))];
+        let history =
+            vec![(0, started(0, 2)), (5, committed(0, 1)), (40_000, ModelEvent::Healed), (40_010, committed(0, 2))];
         assert_eq!(feed(&mut EventualCompletion::default(), history), Check::Ok);
     }
 
@@ -189,7 +190,8 @@ mod tests {
     #[test]
     fn fires_at_the_first_event_past_a_gap_longer_than_the_bound_even_if_work_resumes() {
         let late = bound_ms() + 1;
-        let history = vec![(0, started(0, 2)), (0, ModelEvent::Healed), (late, committed(0, 1)), (late + 1, committed(0, 2))];
+        let history =
+            vec![(0, started(0, 2)), (0, ModelEvent::Healed), (late, committed(0, 1)), (late + 1, committed(0, 2))];
         let check = feed(&mut EventualCompletion::default(), history);
         assert!(format!("{check:?}").contains("no progress since 0.000ms"), "{check:?}");
     }
