@@ -6,7 +6,8 @@
 //!   worker task; the next item starts only after the previous one finished;
 //! - **FIFO** (L2): items run in the order they were submitted, no front-of-queue insertion;
 //! - **non-reentrant** (L3): code already on a lane's turn that tries to enter the same lane
-//!   gets [`LaneError::Reentrant`] right at the call site — never a hang;
+//!   gets [`LaneError::Reentrant`] right at the call site — never a hang; so does code on
+//!   another lane's turn that this lane's current turn is waiting for (A → B → A);
 //! - **plain owned collections** (L4): the state `S` is an ordinary value behind the lane,
 //!   touched only from a turn ([`StateLane::with`] refuses off-turn access);
 //! - `run` / `try_post` / `close` contracts (L5), `current` / `is_on_lane` (L6); a `close`
@@ -312,9 +313,12 @@ impl<S: 'static> StateLane<S> {
     }
 
     /// Raises the reentrancy error here if the caller is on this lane's turn (spec 003
-    /// `throwIfReentrant`).
+    /// `throwIfReentrant`) — or on the turn of another lane that this lane's current turn is
+    /// waiting for, directly or through further lanes' turns (A's turn calls B, whose turn
+    /// calls A): entering would wait for a turn that waits for the caller, the same self-wait
+    /// as a direct reentrant call, so it is refused here rather than left to hang.
     pub fn throw_if_reentrant(&self) -> Result<(), LaneError> {
-        if self.is_on_lane() {
+        if self.is_on_lane() || executor::turn_waits_on_current_task(self.inner.key) {
             self.inner.notify(LaneEvent::ReentrantRefused);
             Err(LaneError::Reentrant { lane: self.inner.name.to_string() })
         } else {

@@ -518,6 +518,74 @@ fn a_lane_without_the_reentrancy_check_hangs_and_the_hang_names_the_lane() {
     }
 }
 
+// --- §8 reentrancy through another lane: A's turn -> B's turn -> A --------------------------
+
+/// What the turn of lane `b` got when it entered lane `a`, whose turn was waiting for it.
+type IndirectEntry = (Result<u32, LaneError>, bool);
+
+/// Lane `a`'s turn calls into lane `b`; `b`'s turn calls back into `a`. `a`'s turn cannot end
+/// before `b`'s, and `b`'s waits for `a`: the call into `a` must be refused right there,
+/// naming `a`, and both lanes must go on normally afterwards.
+fn indirect_reentry_is_refused_at_the_call_site(flaws: LaneFlaws) -> Holds {
+    on_every_seed(|seed| {
+        let seen = shared(None::<(Result<Result<IndirectEntry, LaneError>, LaneError>, Result<u32, LaneError>)>);
+        let seen_in = seen.clone();
+        world(seed, move || {
+            let a = StateLane::with_flaws("a", 0u32, flaws);
+            let b = StateLane::with_flaws("b", 0u32, flaws);
+            sim::spawn("caller", async move {
+                let (a_back, b_in) = (a.clone(), b.clone());
+                let outer = a
+                    .run(async move {
+                        b_in.run(async move {
+                            let before = sim::now();
+                            let (entered, at_once) = with_first_poll(a_back.run_with(|n| {
+                                *n += 1;
+                                *n
+                            }))
+                            .await;
+                            (entered, at_once && sim::now() == before)
+                        })
+                        .await
+                    })
+                    .await;
+                let after = a.run_with(|n| *n).await;
+                let _ = b.run_with(|n| *n).await;
+                *seen_in.borrow_mut() = Some((outer, after));
+            });
+        })?;
+        let seen = seen.borrow_mut().take();
+        let Some((outer, after)) = seen else {
+            return expect(seed, false, || "the caller never finished".into());
+        };
+        let refusal = LaneError::Reentrant { lane: "a".into() };
+        expect(seed, matches!(&outer, Ok(Ok((Err(e), true))) if *e == refusal), || {
+            format!("b's turn entering a (whose turn waits for b) got {outer:?}, not an immediate refusal naming a")
+        })?;
+        expect(seed, after == Ok(0), || format!("a did not go on normally after the refusal: {after:?}"))
+    })
+}
+
+#[test]
+fn indirect_reentry_through_another_lane_fails_at_the_call_site_instead_of_hanging() {
+    assert_holds(indirect_reentry_is_refused_at_the_call_site(LaneFlaws::default()));
+}
+
+#[test]
+fn a_lane_without_the_reentrancy_check_hangs_on_indirect_reentry_and_the_hang_names_both_lanes() {
+    let broken =
+        indirect_reentry_is_refused_at_the_call_site(LaneFlaws { skip_reentrancy_check: true, ..LaneFlaws::default() });
+    match broken {
+        Err(Broken::Run { verdict: Verdict::Hang { message, .. }, .. }) => {
+            assert!(
+                message.contains("a -> b") || message.contains("b -> a"),
+                "the hang does not name the cycle: {message}"
+            );
+        }
+        other => panic!("expected a hang naming the cycle, got {other:?}"),
+    }
+}
+
 // --- §8 reentrancy: detached work ----------------------------------------------------------
 
 /// How the long-running operation started from a turn begins.

@@ -72,6 +72,28 @@ pub(crate) fn leak_marker(task: TaskId, lane: Option<LaneKey>) {
     })
 }
 
+/// True if waiting on `lane` would make the current task wait for itself: `lane`'s turn is
+/// held by the current task, or by a task that waits (directly, or through the turns of
+/// other lanes) on a lane whose turn the current task holds — lane A's turn calling into
+/// lane B, whose turn calls back into A (spec 003 §5: reentrancy fails at the call site).
+pub(crate) fn turn_waits_on_current_task(lane: LaneKey) -> bool {
+    with_state(|s| {
+        let Some(me) = s.current else { return false };
+        let mut lane = lane;
+        for _ in 0..=s.lanes.len() {
+            let Some(holder) = s.lanes[lane.0 as usize].turn_holder else { return false };
+            if holder == me {
+                return true;
+            }
+            match s.task(holder).and_then(|t| t.waiting_on_lane) {
+                Some(next) => lane = next,
+                None => return false,
+            }
+        }
+        false
+    })
+}
+
 /// Records that the current task waits on `lane` (or nothing). If that closes a wait-for
 /// cycle among lane turns, the run ends as a hang naming the cycle.
 pub(crate) fn set_waiting_on_lane(lane: Option<LaneKey>) {

@@ -42,7 +42,9 @@ pub use ambient::{
 };
 pub(crate) use ambient::{marking, peek_stamp, record_mark};
 pub use lanes::LANES_MAX;
-pub(crate) use lanes::{current_lane, lane_name, leak_marker, register_lane, set_turn, set_waiting_on_lane};
+pub(crate) use lanes::{
+    current_lane, lane_name, leak_marker, register_lane, set_turn, set_waiting_on_lane, turn_waits_on_current_task,
+};
 pub use nodes::{
     add_node, clock, incarnation, kill, node_name, node_names, node_status, pause, restart, resume, set_clock,
     NODES_MAX,
