@@ -1,19 +1,45 @@
-//! Administrative migration: at random times an operator moves an instance to another
-//! lane. The migration claims under a distinct owner that no lane can produce (R15); a
-//! refusal answers 409 `SUTRA.ADMIN.MIGRATE.CLAIM_HELD` having read and written nothing
-//! (R6); a granted one rewrites the replica's binding table and releases with its write.
+//! Administrative migration: at random times an operator asks a replica's admin API to move
+//! an instance to another lane. The migration claims under a distinct owner that no lane can
+//! produce (R15); a refusal answers 409 `SUTRA.ADMIN.MIGRATE.CLAIM_HELD` having read and
+//! written nothing (R6); a granted one rewrites the replica's binding table and releases
+//! with its write.
+//!
+//! The admin path is judged like a lane (issue #23): each request runs in a handler task of
+//! the replica process that serves it, the store's grant names that process, and the
+//! process's server witnesses the handler's end (`AdminRequestEnded`) — so `exits-release`
+//! and `live-leak` see a migration that returns holding its claim. It has the exits real
+//! handlers have, each of which releases (R9): a validation error (the instance already
+//! completed), an unexpected failure, a lost claim, and a client that hangs up — the
+//! server then drops the handler's future at its await point, and, since a destructor
+//! cannot await, an explicit exit path runs from the handler's record of what it holds.
+//! Its store calls cross the same faulty request/reply boundary as a lane's: a call that
+//! gets no answer is sent again (a repeated claim is the same owner's re-entrant grant, a
+//! repeated release or migration write matches only the migration's own claim). A graceful
+//! shutdown waits for the requests in flight, as a server drains its connections.
 
+use std::cell::RefCell;
 use std::rc::Rc;
+use std::time::Duration;
 
 use sutra_sim_core::executor::{self, sleep};
+use sutra_sim_core::sync::oneshot;
 use sutra_sim_core::NodeStatus;
 
-use crate::event::{Exit, ModelEvent, Reaction};
-use crate::ids::{Code, OwnerId, ResumePath};
+use crate::event::{AdminStatus, Exit, ModelEvent, Reaction};
+use crate::ids::{Code, ExecId, InstanceId, OwnerId, ResumePath};
 use crate::mutant::Mutant;
-use crate::store::{Claim, ClaimResult};
+use crate::replica::ReplicaSurface;
+use crate::spec::RETRY_ATTEMPTS_MAX;
+use crate::store::{Claim, ClaimResult, Reply};
 use crate::streams;
 use crate::world::World;
+
+/// One request in this many is from a client that hangs up before the answer.
+const HANG_UP_ONE_IN: u32 = 4;
+/// The longest a hanging-up client waits before it hangs up.
+const HANG_UP_AFTER_MAX: Duration = Duration::from_millis(200);
+/// One granted request in this many fails unexpectedly after its read (a 500).
+const UNEXPECTED_FAILURE_ONE_IN: u32 = 16;
 
 /// The operator: considers a migration every fault tick until the heal.
 pub async fn operator(world: Rc<World>) {
@@ -31,9 +57,11 @@ pub async fn operator(world: Rc<World>) {
             continue;
         }
         let instances = world.ctx.scenario().workload.instances;
-        let instance = crate::ids::InstanceId(executor::choose_in(streams::ADMIN, instances));
+        let instance = InstanceId(executor::choose_in(streams::ADMIN, instances));
         let replica = executor::choose_in(streams::ADMIN, world.ctx.scenario().topology.replicas);
         let to_lane = executor::choose_in(streams::ADMIN, world.ctx.scenario().topology.lanes) as u16;
+        let hang_up_after = (executor::choose_in(streams::ADMIN, HANG_UP_ONE_IN) == 1)
+            .then(|| streams::millis_up_to(streams::ADMIN, HANG_UP_AFTER_MAX));
         let (node, surface) = {
             let replicas = world.cluster.slots.borrow();
             let slot = &replicas[replica as usize];
@@ -47,61 +75,236 @@ pub async fn operator(world: Rc<World>) {
         {
             continue;
         }
+        // Taken now, so a shutdown requested before the handler first runs still waits for it.
+        let in_flight = surface.shutdown.role();
+        let (hang_up, hung_up) = oneshot::<()>();
+        if let Some(after) = hang_up_after {
+            executor::spawn_daemon_on(sutra_sim_core::NodeId::WORLD, "admin:client-hangs-up", async move {
+                sleep(after).await;
+                hang_up.send(());
+            });
+        }
         let w = world.clone();
         executor::spawn_daemon_on(node, "admin:migrate", async move {
-            migrate(&w, &surface, instance, to_lane).await;
+            let _in_flight = in_flight;
+            let request = Request::new(&w, &surface, instance, to_lane);
+            // A client that never hangs up drops its end unused: that is no hang-up.
+            let hung_up = std::pin::pin!(async move {
+                if hung_up.await.is_err() {
+                    futures::future::pending::<()>().await;
+                }
+            });
+            let status = {
+                let handler = std::pin::pin!(request.migrate());
+                match futures::future::select(hung_up, handler).await {
+                    futures::future::Either::Right((status, _)) => status,
+                    futures::future::Either::Left(_) => {
+                        request.hung_up_exit().await;
+                        AdminStatus::HungUp
+                    }
+                }
+            };
+            let task = executor::current_task().map_or(0, |t| t.number());
+            w.ctx.emit(ModelEvent::AdminRequestEnded { process: surface.process, task, instance, status });
         });
     }
 }
 
-async fn migrate(
-    world: &Rc<World>,
-    surface: &crate::replica::ReplicaSurface,
-    instance: crate::ids::InstanceId,
+/// What a migration holds, kept between awaits so that the exit path of a dropped handler
+/// knows what to release.
+#[derive(Clone, Copy, Debug, Default)]
+struct Held {
+    /// A claim request was sent: the store may have granted it though no answer arrived.
+    claiming: bool,
+    /// The claim, once granted and until released or written away.
+    claim: Option<Claim>,
+}
+
+/// One administrative request being served.
+struct Request<'a> {
+    world: &'a Rc<World>,
+    surface: &'a ReplicaSurface,
+    instance: InstanceId,
     to_lane: u16,
-) {
-    let exec = world.ctx.new_exec();
-    let process = surface.process;
-    let owner = if world.ctx.mutant_is(Mutant::MigrateWithLaneOwner) {
-        // The careless version: "the lane that runs it is the natural owner".
-        OwnerId::lane(process, world.routing.home_lane(instance))
-    } else {
-        OwnerId::migration(world.ctx.new_operation())
-    };
-    let path = ResumePath::Migration;
-    world.ctx.emit(ModelEvent::MigrationRequested { instance, exec, process, to_lane });
-    // The careless order: "point the table at the new lane, then take the instance".
-    let rebind_first = world.ctx.mutant_is(Mutant::MigrationRebindsBeforeClaim);
-    if rebind_first && surface.bindings.rebind(instance, to_lane).await.is_err() {
-        world.ctx.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::LaneError });
-        return;
+    exec: ExecId,
+    owner: OwnerId,
+    held: RefCell<Held>,
+}
+
+impl<'a> Request<'a> {
+    fn new(world: &'a Rc<World>, surface: &'a ReplicaSurface, instance: InstanceId, to_lane: u16) -> Request<'a> {
+        let owner = if world.ctx.mutant_is(Mutant::MigrateWithLaneOwner) {
+            // The careless version: "the lane that runs it is the natural owner".
+            OwnerId::lane(surface.process, world.routing.home_lane(instance))
+        } else {
+            OwnerId::migration(world.ctx.new_operation())
+        };
+        let exec = world.ctx.new_exec();
+        Request { world, surface, instance, to_lane, exec, owner, held: RefCell::new(Held::default()) }
     }
-    world.ctx.emit(ModelEvent::ClaimAttempt { instance, exec, owner, path });
-    let epoch = match world.store.claim(instance, exec, owner, None, path).await {
-        ClaimResult::Refused { .. } => {
-            world.ctx.emit(ModelEvent::Refusal {
-                instance,
-                exec,
-                path,
-                code: Code::MigrateClaimHeld,
-                reaction: Reaction::Conflict409,
-            });
-            world.ctx.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::Refused });
+
+    fn claim_of(&self, epoch: u64) -> Claim {
+        Claim { owner: self.owner, epoch }
+    }
+
+    fn end(&self, exit: Exit) {
+        self.world.ctx.emit(ModelEvent::ExecutionEnded { instance: self.instance, exec: self.exec, exit });
+    }
+
+    /// The handler: claim, read, validate, rebind, write — releasing on every exit that does
+    /// not write (R9).
+    async fn migrate(&self) -> AdminStatus {
+        let (world, instance, exec) = (self.world, self.instance, self.exec);
+        let path = ResumePath::Migration;
+        world.ctx.emit(ModelEvent::MigrationRequested {
+            instance,
+            exec,
+            process: self.surface.process,
+            to_lane: self.to_lane,
+        });
+        // The careless order: "point the table at the new lane, then take the instance".
+        let rebind_first = world.ctx.mutant_is(Mutant::MigrationRebindsBeforeClaim);
+        if rebind_first && self.surface.bindings.rebind(instance, self.to_lane).await.is_err() {
+            self.end(Exit::LaneError);
+            return AdminStatus::Failed;
+        }
+        world.ctx.emit(ModelEvent::ClaimAttempt { instance, exec, owner: self.owner, path });
+        let claim = match self.claim(exec).await {
+            ClaimResult::Refused { .. } => {
+                world.ctx.emit(ModelEvent::Refusal {
+                    instance,
+                    exec,
+                    path,
+                    code: Code::MigrateClaimHeld,
+                    reaction: Reaction::Conflict409,
+                });
+                self.end(Exit::Refused);
+                return AdminStatus::Conflict;
+            }
+            ClaimResult::Granted { epoch } => self.claim_of(epoch),
+        };
+        let (version, completed) = self.read(claim).await;
+        world.ctx.emit(ModelEvent::Rehydrated { instance, exec, version });
+        if completed {
+            // "A completed instance cannot be migrated": a validation error after the claim.
+            if !world.ctx.mutant_is(Mutant::MigrationExitKeepsClaim) {
+                self.release(self.exec, claim).await;
+            }
+            self.end(Exit::ValidationError);
+            return AdminStatus::Invalid;
+        }
+        if executor::choose_in(streams::ADMIN, UNEXPECTED_FAILURE_ONE_IN) == 1 {
+            self.release(self.exec, claim).await;
+            self.end(Exit::UnexpectedFailure);
+            return AdminStatus::Failed;
+        }
+        if !rebind_first && self.rebind(claim).await.is_err() {
+            self.release(self.exec, claim).await;
+            self.end(Exit::LaneError);
+            return AdminStatus::Failed;
+        }
+        if !self.write(claim).await {
+            self.end(Exit::LostClaim);
+            return AdminStatus::Failed;
+        }
+        self.end(Exit::Migrated);
+        AdminStatus::Migrated
+    }
+
+    /// Rewrites the binding table. The careless `store-read-in-turn` table reads the row
+    /// again from inside its turn first.
+    async fn rebind(&self, claim: Claim) -> Result<(), sutra_sim_core::lane::LaneError> {
+        let bindings = &self.surface.bindings;
+        if !self.world.ctx.mutant_is(Mutant::StoreReadInTurn) {
+            return bindings.rebind(self.instance, self.to_lane).await;
+        }
+        let (store, instance, exec) = (self.world.store.clone(), self.instance, self.exec);
+        let still_live = async move { !store.read(instance, exec, claim).await.1 };
+        bindings.rebind_if(instance, self.to_lane, still_live).await
+    }
+
+    /// The exit path of a handler its server dropped because the client hung up: whatever
+    /// claim it may hold is released, awaited. The careless `migration-exit-keeps-claim`
+    /// handler has nothing that runs after the drop.
+    async fn hung_up_exit(&self) {
+        let held = *self.held.borrow();
+        if self.world.ctx.mutant_is(Mutant::MigrationExitKeepsClaim) {
             return;
         }
-        ClaimResult::Granted { epoch } => epoch,
-    };
-    let claim = Claim { owner, epoch };
-    let (version, _) = world.store.read(instance, exec, claim).await;
-    world.ctx.emit(ModelEvent::Rehydrated { instance, exec, version });
-    if !rebind_first && surface.bindings.rebind(instance, to_lane).await.is_err() {
-        world.store.release(instance, exec, claim).await;
-        world.ctx.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::LaneError });
-        return;
+        let mut claim = held.claim;
+        let mut exec = self.exec;
+        if claim.is_none() && held.claiming {
+            // A grant may have been written though its answer never arrived: claim again —
+            // the same owner's re-claim is granted re-entrantly (R10) — and release that. A
+            // new execution asks: the dropped one never heard an answer to give up on.
+            exec = self.world.ctx.new_exec();
+            let (instance, owner) = (self.instance, self.owner);
+            self.world.ctx.emit(ModelEvent::ClaimAttempt { instance, exec, owner, path: ResumePath::Migration });
+            if let ClaimResult::Granted { epoch } = self.claim(exec).await {
+                claim = Some(self.claim_of(epoch));
+            }
+        }
+        if let Some(claim) = claim {
+            self.release(exec, claim).await;
+        }
+        self.end(Exit::Cancelled);
     }
-    if !world.store.migrate_commit(instance, exec, claim).await {
-        world.ctx.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::LostClaim });
-        return;
+
+    /// Claims over the faulty boundary for `exec`, sent again until answered.
+    async fn claim(&self, exec: ExecId) -> ClaimResult {
+        let (instance, owner) = (self.instance, self.owner);
+        let process = Some(self.surface.process);
+        self.held.borrow_mut().claiming = true;
+        for _ in 0..RETRY_ATTEMPTS_MAX {
+            let reply =
+                self.world.store.claim_over_wire(instance, exec, owner, process, ResumePath::Migration, None).await;
+            if let Reply::Answered(result) = reply {
+                let mut held = self.held.borrow_mut();
+                held.claiming = false;
+                if let ClaimResult::Granted { epoch } = result {
+                    held.claim = Some(self.claim_of(epoch));
+                }
+                return result;
+            }
+        }
+        panic!("{RETRY_ATTEMPTS_MAX} migration claims in a row went unanswered");
     }
-    world.ctx.emit(ModelEvent::ExecutionEnded { instance, exec, exit: Exit::Migrated });
+
+    /// Reads the row over the faulty boundary (a read is safe to repeat).
+    async fn read(&self, claim: Claim) -> (u64, bool) {
+        for _ in 0..RETRY_ATTEMPTS_MAX {
+            if let Reply::Answered(row) = self.world.store.read_over_wire(self.instance, self.exec, claim).await {
+                return row;
+            }
+        }
+        panic!("{RETRY_ATTEMPTS_MAX} migration reads in a row went unanswered");
+    }
+
+    /// Releases over the faulty boundary, sent again until answered: a repeated release
+    /// matches only while the row still shows the migration's owner id.
+    async fn release(&self, exec: ExecId, claim: Claim) {
+        for _ in 0..RETRY_ATTEMPTS_MAX {
+            if let Reply::Answered(_) = self.world.store.release_over_wire(self.instance, exec, claim).await {
+                self.held.borrow_mut().claim = None;
+                return;
+            }
+        }
+        panic!("{RETRY_ATTEMPTS_MAX} migration releases in a row went unanswered");
+    }
+
+    /// The migration's releasing write over the faulty boundary, sent again until answered.
+    /// True if some attempt matched: a repeat after a lost reply finds the row no longer
+    /// ours and answers false, though the first landed — the store's `MigrationCommitted`
+    /// witness tells; the handler then answers 500, as its client cannot know better.
+    async fn write(&self, claim: Claim) -> bool {
+        for _ in 0..RETRY_ATTEMPTS_MAX {
+            if let Reply::Answered(done) =
+                self.world.store.migrate_commit_over_wire(self.instance, self.exec, claim).await
+            {
+                self.held.borrow_mut().claim = None;
+                return done;
+            }
+        }
+        panic!("{RETRY_ATTEMPTS_MAX} migration writes in a row went unanswered");
+    }
 }

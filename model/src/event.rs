@@ -60,7 +60,8 @@ pub enum Exit {
     HandedBack,
 }
 
-/// An execution lane's store calls: the ones made over the faulty request/reply boundary.
+/// The store calls made over the faulty request/reply boundary: an execution lane's, and an
+/// administrative migration's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum StoreCall {
     /// The claim's conditional update.
@@ -71,6 +72,8 @@ pub enum StoreCall {
     Commit,
     /// An explicit release.
     Release,
+    /// A migration's releasing write (its routing change, released in one transaction).
+    MigrationWrite,
 }
 
 /// What struck a store call at its boundary (the `store-replies` fault).
@@ -117,6 +120,23 @@ pub enum WriteKind {
     Sweep,
     /// A migration wrote its routing change.
     Migration,
+}
+
+/// What an administrative request's handler answered its client, as the replica's HTTP
+/// server saw the response go out (or found the client gone).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AdminStatus {
+    /// 200: the instance was migrated.
+    Migrated,
+    /// 409 `SUTRA.ADMIN.MIGRATE.CLAIM_HELD`: the claim was refused (R6).
+    Conflict,
+    /// 422: the request failed validation (the instance already completed).
+    Invalid,
+    /// 500: an unexpected failure, or the claim was lost before the migration's write.
+    Failed,
+    /// 499: the client hung up before the answer; the handler was dropped at its await
+    /// point and its exit path ran.
+    HungUp,
 }
 
 /// Which state-lane component of a replica a lane event concerns.
@@ -372,6 +392,10 @@ pub enum ModelEvent {
     /// A replica process exited by itself after a shutdown request: not a crash — it had
     /// every chance to run its exit paths. It restarts later as a new process.
     ReplicaStopped { replica: u32, process: ProcessId },
+    /// The handler task `task` of an administrative request on `process` ended (executor
+    /// witness: the replica's server saw it finish and what it answered, or found the client
+    /// gone). Nothing of that request runs after this.
+    AdminRequestEnded { process: ProcessId, task: u64, instance: InstanceId, status: AdminStatus },
 }
 
 /// A component whose events a checker may believe: it reports what it did, not what the
@@ -470,6 +494,7 @@ impl ModelEvent {
             | ReplicaCrashed { .. }
             | ShutdownRequested { .. }
             | ReplicaStopped { .. }
+            | AdminRequestEnded { .. }
             | ReplicaRestarted { .. }
             | ReplicaPaused { .. }
             | ReplicaResumed { .. }
@@ -600,6 +625,7 @@ impl ModelEvent {
             tag::TASK_ABORTED => TaskAborted { replica: 0, process, lane: 0, task: 0 },
             tag::SHUTDOWN_REQUESTED => ShutdownRequested { replica: 0, process, drain_ns: 0 },
             tag::REPLICA_STOPPED => ReplicaStopped { replica: 0, process },
+            tag::ADMIN_REQUEST_ENDED => AdminRequestEnded { process, task: 0, instance, status: AdminStatus::Migrated },
             _ => return None,
         })
     }
@@ -608,7 +634,7 @@ impl ModelEvent {
 /// Event tags ([`EventKind::tag`]): one per variant, for checkers' interest masks.
 pub mod tag {
     /// How many tags there are: every tag is below this, and every number below it is a tag.
-    pub const COUNT: u8 = 49;
+    pub const COUNT: u8 = 50;
 
     /// The kebab-case name of the events with tag `tag` (as [`sutra_sim_core::EventKind::name`]
     /// gives it), or `None` if no event has that tag.
@@ -727,6 +753,8 @@ pub mod tag {
     pub const SHUTDOWN_REQUESTED: u8 = 47;
     /// [`super::ModelEvent::ReplicaStopped`].
     pub const REPLICA_STOPPED: u8 = 48;
+    /// [`super::ModelEvent::AdminRequestEnded`].
+    pub const ADMIN_REQUEST_ENDED: u8 = 49;
 }
 
 impl EventKind for ModelEvent {
@@ -780,6 +808,7 @@ impl EventKind for ModelEvent {
             ModelEvent::ReplicaCrashed { .. } => "replica-crashed",
             ModelEvent::ShutdownRequested { .. } => "shutdown-requested",
             ModelEvent::ReplicaStopped { .. } => "replica-stopped",
+            ModelEvent::AdminRequestEnded { .. } => "admin-request-ended",
             ModelEvent::ReplicaRestarted { .. } => "replica-restarted",
             ModelEvent::ReplicaPaused { .. } => "replica-paused",
             ModelEvent::ReplicaResumed { .. } => "replica-resumed",
@@ -827,7 +856,8 @@ impl EventKind for ModelEvent {
             | MigrationRequested { instance, .. }
             | BindingChanged { instance, .. }
             | SnapshotUsed { instance, .. }
-            | CallStruck { instance, .. } => Some(u64::from(instance.0)),
+            | CallStruck { instance, .. }
+            | AdminRequestEnded { instance, .. } => Some(u64::from(instance.0)),
             _ => None,
         }
     }
@@ -881,6 +911,7 @@ impl EventKind for ModelEvent {
             ModelEvent::ReplicaCrashed { .. } => tag::REPLICA_CRASHED,
             ModelEvent::ShutdownRequested { .. } => tag::SHUTDOWN_REQUESTED,
             ModelEvent::ReplicaStopped { .. } => tag::REPLICA_STOPPED,
+            ModelEvent::AdminRequestEnded { .. } => tag::ADMIN_REQUEST_ENDED,
             ModelEvent::ReplicaRestarted { .. } => tag::REPLICA_RESTARTED,
             ModelEvent::ReplicaPaused { .. } => tag::REPLICA_PAUSED,
             ModelEvent::ReplicaResumed { .. } => tag::REPLICA_RESUMED,

@@ -102,6 +102,14 @@ pub enum Mutant {
     /// in flight, dropping them without their awaited exit path: their claims are left to
     /// the sweeper by a process that had every chance to release (breaks R9, R22).
     ShutdownSkipsDrainRelease,
+    /// Migration's rebind checks the instance's row in the store from inside the binding
+    /// table's turn, "so the check and the table write are one atomic step": the turn
+    /// waits for a store round trip (breaks L8).
+    StoreReadInTurn,
+    /// A migration that fails validation (the instance already completed) returns its 422
+    /// without releasing, and one whose client hung up is simply dropped — "the request is
+    /// over" — leaving its claim to the sweeper while the replica lives (breaks R9, R22).
+    MigrationExitKeepsClaim,
 }
 
 /// What a mutant breaks and who is expected to catch it.
@@ -126,7 +134,7 @@ pub struct MutantInfo {
 }
 
 /// Every mutant, in the order of DESIGN.md §7.
-pub const MUTANTS: [MutantInfo; 31] = [
+pub const MUTANTS: [MutantInfo; 33] = [
     MutantInfo {
         mutant: Mutant::PerProcessOwner,
         name: "per-process-owner",
@@ -374,6 +382,22 @@ pub const MUTANTS: [MutantInfo; 31] = [
         caught_by: "live-leak",
         description:
             "a replica shutting down exits at its drain deadline, dropping executions still in flight unreleased",
+        deep: false,
+    },
+    MutantInfo {
+        mutant: Mutant::StoreReadInTurn,
+        name: "store-read-in-turn",
+        rules: "L8",
+        caught_by: "no-wait-in-turn",
+        description: "migration's rebind awaits a store read of the row inside the binding table's turn",
+        deep: false,
+    },
+    MutantInfo {
+        mutant: Mutant::MigrationExitKeepsClaim,
+        name: "migration-exit-keeps-claim",
+        rules: "R9, R22",
+        caught_by: "exits-release or live-leak",
+        description: "a migration's validation error or hung-up client exits without releasing its claim",
         deep: false,
     },
 ];

@@ -501,6 +501,37 @@ impl Call for CommittedUnderCall {
     }
 }
 
+/// A migration's releasing write (see [`Store::migrate_commit`]).
+struct MigrateCommitCall {
+    instance: InstanceId,
+    exec: ExecId,
+    claim: Claim,
+}
+
+impl Call for MigrateCommitCall {
+    type Answer = bool;
+    const WIRE: StoreCall = StoreCall::MigrationWrite;
+
+    fn names(&self) -> (InstanceId, ExecId) {
+        (self.instance, self.exec)
+    }
+
+    fn apply(self, store: &Store, _aborted: u32) -> bool {
+        let MigrateCommitCall { instance, exec, claim } = self;
+        let (done, current_epoch) = store.release_now(instance, exec, claim.owner, WriteKind::Migration);
+        store.tracer.emit(ModelEvent::MigrationCommitted {
+            instance,
+            exec,
+            owner: claim.owner,
+            epoch: claim.epoch,
+            current_epoch,
+            done,
+            task: sender(),
+        });
+        done
+    }
+}
+
 /// The task making the current store call, as the executor witnesses it.
 fn sender() -> Option<u64> {
     executor::current_task().map(|t| t.number())
@@ -810,19 +841,13 @@ impl Store {
     /// A migration's write: conditional on ownership, records the routing change and
     /// releases in one transaction.
     pub async fn migrate_commit(&self, instance: InstanceId, exec: ExecId, claim: Claim) -> bool {
-        self.request().await;
-        let (done, current_epoch) = self.release_now(instance, exec, claim.owner, WriteKind::Migration);
-        self.tracer.emit(ModelEvent::MigrationCommitted {
-            instance,
-            exec,
-            owner: claim.owner,
-            epoch: claim.epoch,
-            current_epoch,
-            done,
-            task: sender(),
-        });
-        self.latency().await;
-        done
+        self.call(MigrateCommitCall { instance, exec, claim }).await
+    }
+
+    /// [`Store::migrate_commit`] over the faulty boundary of an administrative request's
+    /// calls: `TimedOut` is an ambiguous outcome — the write may have landed (and released).
+    pub async fn migrate_commit_over_wire(&self, instance: InstanceId, exec: ExecId, claim: Claim) -> Reply<bool> {
+        self.call_over_wire(MigrateCommitCall { instance, exec, claim }).await
     }
 
     /// The transaction of a release (or a migration's releasing write): clears the claim

@@ -7,6 +7,12 @@
 //! error, an unexpected failure or a panic that skipped the release, leaving the instance to
 //! the sweeper although the process is alive (R22).
 //!
+//! An administrative migration runs in a handler task of its own, one request per task: when
+//! the replica's server witnesses that task ended (`AdminRequestEnded`), every exit of the
+//! request has run, and a claim the row still shows under one of its grants was left
+//! behind — a validation error, a hung-up client or an early return that skipped the
+//! release (R9).
+//!
 //! What this cannot see: a leak on a lane's very last execution, or one followed only by work
 //! on the same instance (the same owner's re-claim is re-entrant and renews the claim).
 //! `eventual-completion` catches a claim still held after the heal.
@@ -53,12 +59,31 @@ impl ExitsRelease {
     }
 }
 
+impl ExitsRelease {
+    /// Judges the end of an administrative request's handler task: it holds no claim.
+    fn request_ended(&mut self, task: u64, status: crate::event::AdminStatus) -> Check {
+        let rows = &self.rows;
+        let Some(grants) = self.grants.get_mut(&task) else { return Check::Ok };
+        grants.retain(|(instance, owner, epoch)| rows.get(*instance) == Some(&(Some(*owner), *epoch)));
+        let held = grants.first().copied();
+        self.grants.remove(&task);
+        match held {
+            Some((instance, owner, epoch)) => Check::Fail(format!(
+                "the administrative request of task {task} ended ({status:?}) while the store still shows its claim on instance {} (owner {owner}, epoch {epoch}): an exit that did not release (R9)",
+                instance.0
+            )),
+            None => Check::Ok,
+        }
+    }
+}
+
 impl Checker<ModelEvent, ModelView> for ExitsRelease {
     fn interest(&self) -> u64 {
         sutra_sim_core::tag_mask(&[
             crate::event::tag::CLAIM_GRANTED,
             crate::event::tag::CLAIM_REFUSED,
             crate::event::tag::ROW_WRITTEN,
+            crate::event::tag::ADMIN_REQUEST_ENDED,
         ])
     }
 
@@ -76,6 +101,7 @@ impl Checker<ModelEvent, ModelView> for ExitsRelease {
                 self.rows.insert(*instance, (*owner, *epoch));
                 return Check::Ok;
             }
+            ModelEvent::AdminRequestEnded { task, status, .. } => return self.request_ended(*task, *status),
             ModelEvent::ClaimGranted { instance, task: Some(task), .. }
             | ModelEvent::ClaimRefused { instance, task: Some(task), .. } => (*task, *instance),
             _ => return Check::Ok,
@@ -148,6 +174,35 @@ mod tests {
             (5, granted(1, 1, 7)),
         ];
         assert_eq!(feed(&mut ExitsRelease::default(), history), Check::Ok);
+    }
+
+    fn request_ended(task: u64) -> ModelEvent {
+        ModelEvent::AdminRequestEnded {
+            process: ProcessId(1),
+            task,
+            instance: InstanceId(0),
+            status: crate::event::AdminStatus::HungUp,
+        }
+    }
+
+    #[test]
+    fn a_migration_request_that_ends_still_holding_its_claim_fails() {
+        let history =
+            vec![(1, granted(0, 1, 30)), (2, row(0, WriteKind::Claim, Some(owner()), 1)), (3, request_ended(30))];
+        assert!(fails(&feed(&mut ExitsRelease::default(), history)));
+    }
+
+    #[test]
+    fn a_migration_request_that_released_or_wrote_ends_clean() {
+        for write in [WriteKind::Release, WriteKind::Migration] {
+            let history = vec![
+                (1, granted(0, 1, 30)),
+                (2, row(0, WriteKind::Claim, Some(owner()), 1)),
+                (3, row(0, write, None, 1)),
+                (4, request_ended(30)),
+            ];
+            assert_eq!(feed(&mut ExitsRelease::default(), history), Check::Ok);
+        }
     }
 
     #[test]

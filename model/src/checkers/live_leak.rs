@@ -8,7 +8,9 @@
 //! - the store's grant names the claim's epoch, its process and the task that asked;
 //! - the execution holding it has ended once the executor witnesses that task aborted
 //!   (`TaskAborted`), or once the same task asks for a claim on another instance (an
-//!   execution lane is one task running one execution at a time, R20);
+//!   execution lane is one task running one execution at a time, R20), or — for an
+//!   administrative migration, whose grant names the replica process serving the request —
+//!   once the server witnesses the request's handler task ended (`AdminRequestEnded`);
 //! - the environment witnesses every crash and pause of a process, and every graceful stop
 //!   (`ReplicaStopped`: the process exited by itself after a shutdown request, its drain
 //!   done — every execution it had ended by then);
@@ -153,6 +155,7 @@ impl Checker<ModelEvent, ModelView> for LiveLeak {
             tag::REPLICA_PAUSED,
             tag::REPLICA_STOPPED,
             tag::SWEPT,
+            tag::ADMIN_REQUEST_ENDED,
         ])
     }
 
@@ -187,7 +190,9 @@ impl Checker<ModelEvent, ModelView> for LiveLeak {
             ModelEvent::RowWritten { instance, owner, epoch, .. } => {
                 self.row_moved_on(*instance, owner.map(|_| *epoch));
             }
-            ModelEvent::TaskAborted { task, .. } => self.ended(*task, None, now),
+            ModelEvent::TaskAborted { task, .. } | ModelEvent::AdminRequestEnded { task, .. } => {
+                self.ended(*task, None, now)
+            }
             ModelEvent::ReplicaCrashed { process, .. } | ModelEvent::ReplicaPaused { process, .. } => {
                 self.stopped_ns.insert(*process, now);
             }
@@ -350,6 +355,38 @@ mod tests {
             (1_000, ModelEvent::ReplicaStopped { replica: 0, process: ProcessId(1) }),
             (31_000, swept(0, 1)),
             (31_000, stale_takeover(0, 2)),
+        ];
+        assert_eq!(feed(&mut LiveLeak::default(), history), Check::Ok);
+    }
+
+    fn request_ended(task: u64) -> ModelEvent {
+        ModelEvent::AdminRequestEnded {
+            process: ProcessId(1),
+            task,
+            instance: InstanceId(0),
+            status: crate::event::AdminStatus::Invalid,
+        }
+    }
+
+    #[test]
+    fn a_migration_that_returned_holding_its_claim_on_a_live_replica_fails_when_swept() {
+        let history = vec![
+            (0, granted(0, 1, 30)),
+            (0, row(0, WriteKind::Claim, Some(owner()), 1)),
+            (200, request_ended(30)),
+            (31_000, swept(0, 1)),
+        ];
+        assert!(fails(&feed(&mut LiveLeak::default(), history)));
+    }
+
+    #[test]
+    fn a_migration_whose_replica_crashed_after_its_request_ended_is_the_sweeper_s() {
+        let history = vec![
+            (0, granted(0, 1, 30)),
+            (0, row(0, WriteKind::Claim, Some(owner()), 1)),
+            (200, request_ended(30)),
+            (300, ModelEvent::ReplicaCrashed { replica: 0, process: ProcessId(1) }),
+            (31_000, swept(0, 1)),
         ];
         assert_eq!(feed(&mut LiveLeak::default(), history), Check::Ok);
     }

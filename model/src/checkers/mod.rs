@@ -16,6 +16,7 @@ pub mod linear_history;
 pub mod live_leak;
 pub mod no_double_resume;
 pub mod no_stale_snapshot;
+pub mod no_wait_in_turn;
 pub mod one_trigger_one_step;
 pub mod owner_scope;
 pub mod parked_holds_no_claim;
@@ -54,6 +55,7 @@ pub fn built_in() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
         sweep_by_age::spec(),
         parked_holds_no_claim::spec(),
         lane_contract::spec(),
+        no_wait_in_turn::spec(),
         commit_by_owner::spec(),
         stale_steal::spec(),
         lease_exclusive::spec(),

@@ -9,15 +9,22 @@
 //! migration's task that submitted binding-table work touched the table before it owned
 //! the instance.
 //!
+//! And after it: a request answered 409 (the server's `AdminRequestEnded` witness, status
+//! `Conflict`) sent the store nothing more after the refusal it answered with (no read, no
+//! write, no further claim) and entered no binding table. A refusal whose reply was lost
+//! (`CallStruck`, `ReplyLost`, on that task's claim) was never heard: the client sends its
+//! claim again, and what follows is the answer to that; a request whose client hung up
+//! while the refusal was on its way answered no 409, and its exit path may look again.
+//!
 //! A real bug that would still pass: a refused migration that hands its rebind to another
 //! task (a spawned helper): the submitter is then not the task the store saw.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
-use crate::event::{Component, LaneAction, ModelEvent};
+use crate::event::{CallFault, Component, LaneAction, ModelEvent, StoreCall};
 use crate::ids::ResumePath;
 use crate::view::ModelView;
 
@@ -26,6 +33,25 @@ use crate::view::ModelView;
 pub struct RefusedMigrationTouchesNothing {
     /// Invariant: every task number seen submitting an item to any binding-table lane.
     submitters: BTreeSet<u64>,
+    /// Tasks whose migration claim was refused: the refused instance, and the first thing
+    /// the task did after the refusal, if anything — a violation if the request then
+    /// answers 409.
+    refused: BTreeMap<u64, (crate::ids::InstanceId, Option<&'static str>)>,
+}
+
+/// The task the store names as the sender of the request it served, if `event` is one.
+fn store_request_sender(event: &ModelEvent) -> Option<u64> {
+    use ModelEvent::*;
+    match event {
+        ClaimGranted { task, .. }
+        | ClaimRefused { task, .. }
+        | StoreRead { task, .. }
+        | CommitAccepted { task, .. }
+        | CommitRejected { task, .. }
+        | Released { task, .. }
+        | MigrationCommitted { task, .. } => *task,
+        _ => None,
+    }
 }
 
 /// The registration.
@@ -41,7 +67,19 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
 
 impl Checker<ModelEvent, ModelView> for RefusedMigrationTouchesNothing {
     fn interest(&self) -> u64 {
-        sutra_sim_core::tag_mask(&[crate::event::tag::LANE, crate::event::tag::CLAIM_REFUSED])
+        use crate::event::tag;
+        sutra_sim_core::tag_mask(&[
+            tag::LANE,
+            tag::CLAIM_REFUSED,
+            tag::CLAIM_GRANTED,
+            tag::STORE_READ,
+            tag::COMMIT_ACCEPTED,
+            tag::COMMIT_REJECTED,
+            tag::RELEASED,
+            tag::MIGRATION_COMMITTED,
+            tag::CALL_STRUCK,
+            tag::ADMIN_REQUEST_ENDED,
+        ])
     }
 
     fn name(&self) -> &str {
@@ -53,6 +91,13 @@ impl Checker<ModelEvent, ModelView> for RefusedMigrationTouchesNothing {
     }
 
     fn on_event(&mut self, event: &Event<ModelEvent>, _view: &ModelView) -> Check {
+        let after = self.after_refusal(&event.kind);
+        if after != Check::Ok {
+            return after;
+        }
+        if let ModelEvent::ClaimRefused { instance, path: ResumePath::Migration, task: Some(task), .. } = &event.kind {
+            self.refused.insert(*task, (*instance, None));
+        }
         match &event.kind {
             ModelEvent::Lane {
                 component: Component::Bindings,
@@ -74,6 +119,42 @@ impl Checker<ModelEvent, ModelView> for RefusedMigrationTouchesNothing {
             }
             _ => Check::Ok,
         }
+    }
+}
+
+impl RefusedMigrationTouchesNothing {
+    /// Notes what the tasks of refused migrations do after their refusal, and judges the
+    /// request's end: a 409 answered after acting.
+    fn after_refusal(&mut self, event: &ModelEvent) -> Check {
+        if self.refused.is_empty() {
+            return Check::Ok;
+        }
+        let actor = match event {
+            ModelEvent::CallStruck {
+                call: StoreCall::Claim, fault: CallFault::ReplyLost, task: Some(task), ..
+            } => {
+                self.refused.remove(task);
+                return Check::Ok;
+            }
+            ModelEvent::AdminRequestEnded { task, status, .. } => {
+                let Some((instance, Some(act))) = self.refused.remove(task) else { return Check::Ok };
+                if *status != crate::event::AdminStatus::Conflict {
+                    return Check::Ok;
+                }
+                return Check::Fail(format!(
+                    "task {task}'s migration of instance {} answered 409 after its claim was refused, but it acted after the refusal ({act}): a refused migration must have read and written nothing after its refusal too (R6)",
+                    instance.0
+                ));
+            }
+            ModelEvent::Lane { action: LaneAction::Submitted(_), task, .. } => *task,
+            other => store_request_sender(other),
+        };
+        let Some(task) = actor else { return Check::Ok };
+        if let Some((_, act)) = self.refused.get_mut(&task) {
+            use sutra_sim_core::EventKind;
+            act.get_or_insert(event.name());
+        }
+        Check::Ok
     }
 }
 
@@ -116,6 +197,77 @@ mod tests {
         let c = feed(
             &mut RefusedMigrationTouchesNothing::default(),
             vec![(1, submitted(41)), (2, refused(40, ResumePath::Migration))],
+        );
+        assert_eq!(c, Check::Ok);
+    }
+
+    fn read_by(task: u64) -> ModelEvent {
+        let owner = OwnerId::migration(1);
+        ModelEvent::StoreRead {
+            instance: InstanceId(2),
+            exec: ExecId(9),
+            claim_owner: owner,
+            claim_epoch: 1,
+            owner: Some(owner),
+            epoch: 1,
+            version: 0,
+            task: Some(task),
+        }
+    }
+
+    fn ended(task: u64, status: crate::event::AdminStatus) -> ModelEvent {
+        ModelEvent::AdminRequestEnded { process: ProcessId(1), task, instance: InstanceId(2), status }
+    }
+
+    #[test]
+    fn fires_when_a_migration_answers_409_after_reading_past_its_refusal() {
+        assert!(fails(&feed(
+            &mut RefusedMigrationTouchesNothing::default(),
+            vec![
+                (1, refused(40, ResumePath::Migration)),
+                (2, read_by(40)),
+                (3, ended(40, crate::event::AdminStatus::Conflict))
+            ]
+        )));
+    }
+
+    #[test]
+    fn fires_when_a_migration_answers_409_after_entering_the_binding_table_past_its_refusal() {
+        assert!(fails(&feed(
+            &mut RefusedMigrationTouchesNothing::default(),
+            vec![
+                (1, refused(40, ResumePath::Migration)),
+                (2, submitted(40)),
+                (3, ended(40, crate::event::AdminStatus::Conflict))
+            ]
+        )));
+    }
+
+    #[test]
+    fn a_hung_up_request_whose_exit_path_looked_again_answered_no_409() {
+        let c = feed(
+            &mut RefusedMigrationTouchesNothing::default(),
+            vec![
+                (1, refused(40, ResumePath::Migration)),
+                (2, read_by(40)),
+                (3, ended(40, crate::event::AdminStatus::HungUp)),
+            ],
+        );
+        assert_eq!(c, Check::Ok);
+    }
+
+    #[test]
+    fn a_refusal_whose_reply_was_lost_was_never_heard() {
+        let lost = ModelEvent::CallStruck {
+            instance: InstanceId(2),
+            exec: ExecId(9),
+            call: StoreCall::Claim,
+            fault: CallFault::ReplyLost,
+            task: Some(40),
+        };
+        let c = feed(
+            &mut RefusedMigrationTouchesNothing::default(),
+            vec![(1, refused(40, ResumePath::Migration)), (2, lost), (3, read_by(40)), (4, read_by(41))],
         );
         assert_eq!(c, Check::Ok);
     }

@@ -214,6 +214,37 @@ impl Bindings {
         Ok(())
     }
 
+    /// The careless rebind of the `store-read-in-turn` mutant: `still_live` (a store read of
+    /// the instance's row) is awaited inside the table's turn, "so the check and the write
+    /// are one atomic step", and the route changes only if it says the instance is still
+    /// live. The turn holds the lane for a store round trip (L8).
+    pub async fn rebind_if(
+        &self,
+        instance: InstanceId,
+        lane: u16,
+        still_live: impl std::future::Future<Output = bool> + 'static,
+    ) -> Result<(), LaneError> {
+        let home = self.routing.home_lane(instance);
+        let table = self.lane.clone();
+        let changed = self
+            .lane
+            .run(async move {
+                let live = still_live.await;
+                if live {
+                    table.with(|t| {
+                        t.unbind_on_lane(instance, home);
+                        t.bind_on_lane(instance, lane, home);
+                    });
+                }
+                live
+            })
+            .await?;
+        if changed {
+            self.ctx.emit(ModelEvent::BindingChanged { process: self.process, instance, lane: Some(lane) });
+        }
+        Ok(())
+    }
+
     /// Puts `instance` back on its home lane.
     pub async fn unbind(&self, instance: InstanceId) -> Result<(), LaneError> {
         let home = self.routing.home_lane(instance);
