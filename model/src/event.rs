@@ -354,8 +354,9 @@ pub enum ModelEvent {
     /// that did it: the submitter of a `Submitted` item, the lane's worker for a turn.
     Lane { process: ProcessId, component: Component, action: LaneAction, task: Option<u64> },
 
-    /// The environment struck a lane's store call (the network lost its request or reply,
-    /// or the caller froze or died at its boundary); `task` is the calling task.
+    /// The environment struck a store call of a lane or a migration (the network lost its
+    /// request or reply, or the caller froze or died at its boundary); `task` is the calling
+    /// task.
     CallStruck { instance: InstanceId, exec: ExecId, call: StoreCall, fault: CallFault, task: Option<u64> },
     /// The runtime aborted the task of a replica's execution lane while the process lived
     /// (the `cancel` fault); `task` names the aborted task.

@@ -114,6 +114,7 @@ fn build_world(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<Mode
         routing: Rc::new(routing::Routing::new(scenario.topology.lanes)),
         cluster: Rc::new(replica::Cluster::default()),
         zombies: Default::default(),
+        pull_workers: Default::default(),
     });
     let weak = Rc::downgrade(&world);
     world.ctx.set_pause_process(Box::new(move |process| {
@@ -145,6 +146,7 @@ fn build_world(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<Mode
         pull_workers.push(executor::add_node(format!("pull-worker-{worker}"), Some(boot)));
     }
     debug_assert_eq!(pull_workers.len(), scenario.topology.pull_workers as usize);
+    *world.pull_workers.borrow_mut() = pull_workers;
     injector::clock_skew::skew_clocks(&world);
     workload::start(&world);
     executor::spawn_daemon_on(NodeId::WORLD, "fault-injector", injector::inject(world.clone()));

@@ -27,6 +27,8 @@ pub const ROUTING: Stream = Stream(11);
 pub const PHASES: Stream = Stream(12);
 /// The store's request/reply boundary: lost requests and replies, callers struck at a call.
 pub const WIRE: Stream = Stream(13);
+/// Faults striking pull workers (their own stream: drawing them reshuffles no other fault).
+pub const PULL_FAULTS: Stream = Stream(14);
 
 /// A duration in `[0, max]` drawn in whole milliseconds from `stream`; 0 is the simplest.
 pub fn millis_up_to(stream: Stream, max: std::time::Duration) -> std::time::Duration {

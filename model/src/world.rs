@@ -31,6 +31,8 @@ pub struct World {
     pub cluster: Rc<Cluster>,
     /// Frozen processes replaced while they were out: (replica index, old node, old process).
     pub zombies: RefCell<Vec<(u32, NodeId, ProcessId)>>,
+    /// The pull workers' nodes, by worker number.
+    pub pull_workers: RefCell<Vec<NodeId>>,
 }
 
 impl World {

@@ -20,6 +20,11 @@ pub struct ReplicaCrashOptions {
     pub restart_delay_max: Duration,
     /// Chance that a killed replica stays dead until the heal.
     pub stays_dead: Ratio,
+    /// Chance per fault tick that an alive pull worker is killed (mid-task or idle); it
+    /// restarts within `restart_delay_max`, and its task lock is left to expire. Left out of
+    /// a scenario file when never.
+    #[serde(skip_serializing_if = "is_never")]
+    pub pull_worker_per_tick: Ratio,
 }
 
 impl Default for ReplicaCrashOptions {
@@ -28,6 +33,7 @@ impl Default for ReplicaCrashOptions {
             per_tick: Ratio::NEVER,
             restart_delay_max: Duration::from_secs(20),
             stays_dead: Ratio::NEVER,
+            pull_worker_per_tick: Ratio::NEVER,
         }
     }
 }
@@ -44,11 +50,21 @@ pub struct ProcessPauseOptions {
     /// Chance that a replacement with the same replica identity starts while the frozen
     /// process is out; the old one wakes later as a zombie with stale claims.
     pub replacement: Ratio,
+    /// Chance per fault tick that an alive pull worker is frozen (up to `pause_max`): one
+    /// frozen past its task lock finds the lock expired, perhaps taken over, when it wakes.
+    /// Left out of a scenario file when never.
+    #[serde(skip_serializing_if = "is_never")]
+    pub pull_worker_per_tick: Ratio,
 }
 
 impl Default for ProcessPauseOptions {
     fn default() -> Self {
-        ProcessPauseOptions { per_tick: Ratio::NEVER, pause_max: Duration::from_secs(60), replacement: Ratio::NEVER }
+        ProcessPauseOptions {
+            per_tick: Ratio::NEVER,
+            pause_max: Duration::from_secs(60),
+            replacement: Ratio::NEVER,
+            pull_worker_per_tick: Ratio::NEVER,
+        }
     }
 }
 
@@ -355,19 +371,21 @@ pub fn swarm_rate(rate: &mut Ratio, scale_permille: Option<u32>) {
 
 impl FaultOptions for ReplicaCrashOptions {
     fn configured(&self) -> bool {
-        !self.per_tick.is_never()
+        !self.per_tick.is_never() || !self.pull_worker_per_tick.is_never()
     }
     fn swarm(&mut self, scale: Option<u32>) {
         swarm_rate(&mut self.per_tick, scale);
+        swarm_rate(&mut self.pull_worker_per_tick, scale);
     }
 }
 
 impl FaultOptions for ProcessPauseOptions {
     fn configured(&self) -> bool {
-        !self.per_tick.is_never()
+        !self.per_tick.is_never() || !self.pull_worker_per_tick.is_never()
     }
     fn swarm(&mut self, scale: Option<u32>) {
         swarm_rate(&mut self.per_tick, scale);
+        swarm_rate(&mut self.pull_worker_per_tick, scale);
     }
 }
 

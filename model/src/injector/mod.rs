@@ -10,6 +10,7 @@ pub mod crash;
 pub mod lease;
 pub mod misroute;
 pub mod pause;
+pub mod pull_worker;
 pub mod swarm;
 
 use std::rc::Rc;
@@ -46,6 +47,7 @@ pub async fn inject(world: Rc<World>) {
         clock_skew::maybe_step(&world);
         faults::store::maybe_make_unavailable(world.store.faults());
         lease::maybe_hit_holder(&world);
+        pull_worker::maybe_strike(&world);
         cancel::maybe_abort(&world);
         cancel::maybe_shut_down(&world);
     }
@@ -94,4 +96,5 @@ pub fn heal(world: &Rc<World>) {
     for (index, node) in zombies {
         pause::resume(world, index, node);
     }
+    pull_worker::heal(world);
 }

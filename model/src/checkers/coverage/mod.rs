@@ -14,6 +14,7 @@ mod cancelled_execution_released;
 mod commit_retried_after_abort;
 mod drain_deadline_cancel_released;
 mod drained_replica_released;
+mod expired_lock_taken_over;
 mod fault_injected;
 mod froze_retrying_commit;
 mod lease_holder_froze_before_select;
@@ -114,7 +115,7 @@ const fn listed<P: Property>() -> Listed {
 }
 
 /// The situation-named properties, in listing order; one per fault kind follows them.
-const LISTING: [Listed; 33] = [
+const LISTING: [Listed; 34] = [
     listed::<relay_refused::RelayRefused>(),
     listed::<timer_deferred::TimerDeferred>(),
     listed::<admin_409::Admin409>(),
@@ -148,6 +149,7 @@ const LISTING: [Listed; 33] = [
     listed::<lease_holder_froze_before_select::LeaseHolderFrozeBeforeSelect>(),
     listed::<zombie_resumed_mid_step::ZombieResumedMidStep>(),
     listed::<relay_back_while_copy_queued::RelayBackWhileCopyQueued>(),
+    listed::<expired_lock_taken_over::ExpiredLockTakenOver>(),
 ];
 
 /// Every coverage property's registration, in listing order.

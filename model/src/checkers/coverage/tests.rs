@@ -84,6 +84,11 @@ fn history_reaching(name: &str) -> Vec<ModelEvent> {
         "sometimes-paused-replica-resumed" => vec![E::ReplicaResumed { replica: 0, process: p }],
         "sometimes-skewed-replica-claimed" => vec![E::ClockSkewed { replica: 0, offset_ms: 500 }, grant],
         "sometimes-pull-task-completed" => vec![E::TaskCompleted { instance: i, worker: 0 }],
+        "sometimes-expired-lock-taken-over" => vec![
+            E::TaskParked { instance: i, step: 2 },
+            E::TaskLocked { instance: i, worker: 0 },
+            E::TaskLocked { instance: i, worker: 1 },
+        ],
         "sometimes-broker-redelivered" => vec![E::RelayDelivered {
             instance: i,
             message: MessageId(1),
