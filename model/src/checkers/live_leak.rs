@@ -16,9 +16,12 @@
 //!   stale claim over (`ClaimGranted` with its age) supersedes the one on the row — the
 //!   same backstop by the claim timeout, taken by a claimant rather than the sweeper.
 //!
-//! A sweep or stale takeover of a claim whose execution ended at least the exit-path bound
-//! earlier, while the owner's process neither crashed nor paused from that end to the
-//! sweep, is a live process that left its claim to the sweeper. The bound is the longest a
+//! A sweep or stale takeover of a claim whose execution ended, after which the owner's
+//! process *ran* — neither crashed nor frozen, as the environment witnesses — for at least
+//! the exit-path bound, is a live process that left its claim to the sweeper. What counts
+//! is the running time after the end, not whether a pause came at all: a process that ran
+//! on for 14 s and then paused briefly (or crashed) had every chance to release (issue 23);
+//! only a freeze or a death within the bound of the end excuses it. The bound is the longest a
 //! live process's exit path can take in the seed's store: a release sent again through
 //! lost replies and short unavailability ([`exit_path_bound`]); a sweep inside it may race
 //! a release in flight. A gracefully stopped process is a live exit too: every claim it
@@ -56,8 +59,10 @@ pub struct LiveLeak {
     grants: DenseMap<InstanceId, (u64, Grant)>,
     /// Each task's grants still on their rows.
     by_task: BTreeMap<u64, Vec<(InstanceId, u64)>>,
-    /// The last instant each process crashed or was frozen (ns).
-    stopped_ns: DenseMap<ProcessId, u64>,
+    /// When each process crashed (ns): it runs nothing afterwards.
+    crashed_ns: DenseMap<ProcessId, u64>,
+    /// Each process's freezes so far, (from, until) in ns; `until` is `None` while frozen.
+    frozen: DenseMap<ProcessId, Vec<(u64, Option<u64>)>>,
     /// The instant each process stopped gracefully (ns).
     exited_ns: DenseMap<ProcessId, u64>,
 }
@@ -113,14 +118,11 @@ impl LiveLeak {
             Some(&exited) => (exited, "stopped gracefully"),
             None => {
                 let Some(ended) = grant.ended_ns else { return Check::Ok };
-                if self.stopped_ns.get(process).is_some_and(|&stopped| stopped >= ended) {
-                    return Check::Ok;
-                }
-                (ended, "lived on")
+                (ended, "ran on")
             }
         };
         let bound = sutra_sim_core::time::duration_nanos(exit_path_bound(view));
-        if now.saturating_sub(ended) < bound {
+        if self.ran_between(process, ended, now) < bound {
             return Check::Ok;
         }
         let task = grant.task.map_or_else(|| "an unknown task".to_string(), |t| format!("task {t}"));
@@ -130,6 +132,28 @@ impl LiveLeak {
             process.0,
             (now - ended) / 1_000_000
         ))
+    }
+
+    /// How long `process` ran (alive and not frozen) between `from` and `to` (ns).
+    fn ran_between(&self, process: ProcessId, from: u64, to: u64) -> u64 {
+        let to = self.crashed_ns.get(process).map_or(to, |&crashed| crashed.min(to));
+        if to <= from {
+            return 0;
+        }
+        let frozen: u64 = self
+            .frozen
+            .get(process)
+            .map(|spans| {
+                spans
+                    .iter()
+                    .map(|&(start, until)| {
+                        let (start, until) = (start.max(from), until.unwrap_or(to).min(to));
+                        until.saturating_sub(start)
+                    })
+                    .sum()
+            })
+            .unwrap_or(0);
+        (to - from).saturating_sub(frozen)
     }
 
     /// Forgets the grants of `instance` other than `keep` (a newer grant, a release, a
@@ -151,6 +175,7 @@ impl Checker<ModelEvent, ModelView> for LiveLeak {
             tag::TASK_ABORTED,
             tag::REPLICA_CRASHED,
             tag::REPLICA_PAUSED,
+            tag::REPLICA_RESUMED,
             tag::REPLICA_STOPPED,
             tag::SWEPT,
         ])
@@ -188,8 +213,16 @@ impl Checker<ModelEvent, ModelView> for LiveLeak {
                 self.row_moved_on(*instance, owner.map(|_| *epoch));
             }
             ModelEvent::TaskAborted { task, .. } => self.ended(*task, None, now),
-            ModelEvent::ReplicaCrashed { process, .. } | ModelEvent::ReplicaPaused { process, .. } => {
-                self.stopped_ns.insert(*process, now);
+            ModelEvent::ReplicaCrashed { process, .. } => {
+                self.crashed_ns.insert(*process, now);
+            }
+            ModelEvent::ReplicaPaused { process, .. } => {
+                self.frozen.get_or_insert_with(*process, Vec::new).push((now, None));
+            }
+            ModelEvent::ReplicaResumed { process, .. } => {
+                if let Some(last) = self.frozen.get_mut(*process).and_then(|spans| spans.last_mut()) {
+                    last.1.get_or_insert(now);
+                }
             }
             ModelEvent::ReplicaStopped { process, .. } => {
                 self.exited_ns.insert(*process, now);
@@ -261,6 +294,36 @@ mod tests {
             history.push((31_000, swept(0, 1)));
             assert_eq!(feed(&mut LiveLeak::default(), history), Check::Ok);
         }
+    }
+
+    #[test]
+    fn a_leak_on_a_process_that_ran_on_for_14_s_before_a_brief_pause_fails() {
+        // Issue 23: the pause comes long after the exit path had every chance to release.
+        let mut history = leaked();
+        history.push((15_000, ModelEvent::ReplicaPaused { replica: 0, process: ProcessId(1), for_ns: 200_000_000 }));
+        history.push((15_200, ModelEvent::ReplicaResumed { replica: 0, process: ProcessId(1) }));
+        history.push((31_000, swept(0, 1)));
+        assert!(fails(&feed(&mut LiveLeak::default(), history)));
+        // The same for a process that ran on for 14 s and then crashed.
+        let mut history = leaked();
+        history.push((15_000, ModelEvent::ReplicaCrashed { replica: 0, process: ProcessId(1) }));
+        history.push((31_000, swept(0, 1)));
+        assert!(fails(&feed(&mut LiveLeak::default(), history)));
+    }
+
+    #[test]
+    fn a_pause_right_after_the_end_excuses_only_while_the_process_has_not_run_the_bound_since() {
+        // Paused 100 ms after the abort until the sweep: it never ran long enough to release.
+        let mut history = leaked();
+        history.push((1_100, ModelEvent::ReplicaPaused { replica: 0, process: ProcessId(1), for_ns: 40_000_000_000 }));
+        history.push((31_000, swept(0, 1)));
+        assert_eq!(feed(&mut LiveLeak::default(), history), Check::Ok);
+        // Paused briefly, then running for 20 s before the sweep: it had time.
+        let mut history = leaked();
+        history.push((1_100, ModelEvent::ReplicaPaused { replica: 0, process: ProcessId(1), for_ns: 9_000_000_000 }));
+        history.push((10_100, ModelEvent::ReplicaResumed { replica: 0, process: ProcessId(1) }));
+        history.push((31_000, swept(0, 1)));
+        assert!(fails(&feed(&mut LiveLeak::default(), history)));
     }
 
     #[test]
