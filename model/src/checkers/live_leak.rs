@@ -36,6 +36,7 @@ use std::time::Duration;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
+use crate::checkers::running_time::RunningTime;
 use crate::dense::DenseMap;
 use crate::event::ModelEvent;
 use crate::ids::{InstanceId, ProcessId};
@@ -59,10 +60,8 @@ pub struct LiveLeak {
     grants: DenseMap<InstanceId, (u64, Grant)>,
     /// Each task's grants still on their rows.
     by_task: BTreeMap<u64, Vec<(InstanceId, u64)>>,
-    /// When each process crashed (ns): it runs nothing afterwards.
-    crashed_ns: DenseMap<ProcessId, u64>,
-    /// Each process's freezes so far, (from, until) in ns; `until` is `None` while frozen.
-    frozen: DenseMap<ProcessId, Vec<(u64, Option<u64>)>>,
+    /// How long each process ran, from its freezes and death.
+    running: RunningTime,
     /// The instant each process stopped gracefully (ns).
     exited_ns: DenseMap<ProcessId, u64>,
 }
@@ -122,7 +121,7 @@ impl LiveLeak {
             }
         };
         let bound = sutra_sim_core::time::duration_nanos(exit_path_bound(view));
-        if self.ran_between(process, ended, now) < bound {
+        if self.running.ran_between(process, ended, now) < bound {
             return Check::Ok;
         }
         let task = grant.task.map_or_else(|| "an unknown task".to_string(), |t| format!("task {t}"));
@@ -132,28 +131,6 @@ impl LiveLeak {
             process.0,
             (now - ended) / 1_000_000
         ))
-    }
-
-    /// How long `process` ran (alive and not frozen) between `from` and `to` (ns).
-    fn ran_between(&self, process: ProcessId, from: u64, to: u64) -> u64 {
-        let to = self.crashed_ns.get(process).map_or(to, |&crashed| crashed.min(to));
-        if to <= from {
-            return 0;
-        }
-        let frozen: u64 = self
-            .frozen
-            .get(process)
-            .map(|spans| {
-                spans
-                    .iter()
-                    .map(|&(start, until)| {
-                        let (start, until) = (start.max(from), until.unwrap_or(to).min(to));
-                        until.saturating_sub(start)
-                    })
-                    .sum()
-            })
-            .unwrap_or(0);
-        (to - from).saturating_sub(frozen)
     }
 
     /// Forgets the grants of `instance` other than `keep` (a newer grant, a release, a
@@ -213,16 +190,10 @@ impl Checker<ModelEvent, ModelView> for LiveLeak {
                 self.row_moved_on(*instance, owner.map(|_| *epoch));
             }
             ModelEvent::TaskAborted { task, .. } => self.ended(*task, None, now),
-            ModelEvent::ReplicaCrashed { process, .. } => {
-                self.crashed_ns.insert(*process, now);
-            }
-            ModelEvent::ReplicaPaused { process, .. } => {
-                self.frozen.get_or_insert_with(*process, Vec::new).push((now, None));
-            }
-            ModelEvent::ReplicaResumed { process, .. } => {
-                if let Some(last) = self.frozen.get_mut(*process).and_then(|spans| spans.last_mut()) {
-                    last.1.get_or_insert(now);
-                }
+            ModelEvent::ReplicaCrashed { .. }
+            | ModelEvent::ReplicaPaused { .. }
+            | ModelEvent::ReplicaResumed { .. } => {
+                self.running.observe(&event.kind, now);
             }
             ModelEvent::ReplicaStopped { process, .. } => {
                 self.exited_ns.insert(*process, now);
