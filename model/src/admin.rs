@@ -30,7 +30,7 @@ use crate::ids::{Code, ExecId, InstanceId, OwnerId, ResumePath};
 use crate::mutant::Mutant;
 use crate::replica::ReplicaSurface;
 use crate::spec::RETRY_ATTEMPTS_MAX;
-use crate::store::{Claim, ClaimResult, Reply};
+use crate::store::{Claim, ClaimAsked, ClaimResult, Reply};
 use crate::streams;
 use crate::world::World;
 
@@ -256,8 +256,9 @@ impl<'a> Request<'a> {
         let process = Some(self.surface.process);
         self.held.borrow_mut().claiming = true;
         for _ in 0..RETRY_ATTEMPTS_MAX {
+            let asked = ClaimAsked { client_now: None, delivery: None };
             let reply =
-                self.world.store.claim_over_wire(instance, exec, owner, process, ResumePath::Migration, None).await;
+                self.world.store.claim_over_wire(instance, exec, owner, process, ResumePath::Migration, asked).await;
             if let Reply::Answered(result) = reply {
                 let mut held = self.held.borrow_mut();
                 held.claiming = false;

@@ -148,6 +148,7 @@ impl Broker {
                     process: consumer,
                     redelivery: d.redelivery,
                     duplicate: origin == Origin::Duplicate,
+                    delivery: Some(d.tag),
                 });
                 // Others may be waiting for what is still ready.
                 if !self.state.borrow().ready.is_empty() {
@@ -167,7 +168,11 @@ impl Broker {
         }
         let acked = self.settle(tag);
         if let Some(relay) = acked {
-            self.tracer.emit(ModelEvent::RelayAcked { instance: relay.instance, message: relay.message });
+            self.tracer.emit(ModelEvent::RelayAcked {
+                instance: relay.instance,
+                message: relay.message,
+                delivery: Some(tag),
+            });
         }
     }
 
@@ -178,6 +183,7 @@ impl Broker {
                 instance: relay.instance,
                 message: relay.message,
                 delay_ns: sutra_sim_core::time::duration_nanos(delay),
+                delivery: Some(tag),
             });
             self.enqueue_after(relay, delay, Origin::Redelivery);
         }
@@ -213,6 +219,7 @@ impl Broker {
                     message: relay.message,
                     process: consumer,
                     silent: false,
+                    delivery: Some(tag),
                 });
                 broker.enqueue(relay, Origin::Redelivery);
             }
@@ -233,18 +240,19 @@ impl Broker {
     }
 
     fn take_back(&self, dead: ProcessId, silent: bool) {
-        let reclaimed: Vec<Relay> = {
+        let reclaimed: Vec<(u32, Relay)> = {
             let mut s = self.state.borrow_mut();
             let tags: Vec<u32> = s.unacked.iter().filter(|(_, (c, _))| *c == dead).map(|(t, _)| t).collect();
             s.in_flight.remove(dead);
-            tags.into_iter().filter_map(|t| s.unacked.remove(t)).map(|(_, r)| r).collect()
+            tags.into_iter().filter_map(|t| s.unacked.remove(t).map(|(_, r)| (t, r))).collect()
         };
-        for relay in reclaimed {
+        for (tag, relay) in reclaimed {
             self.tracer.emit(ModelEvent::RelayReclaimed {
                 instance: relay.instance,
                 message: relay.message,
                 process: dead,
                 silent,
+                delivery: Some(tag),
             });
             self.enqueue(relay, Origin::Redelivery);
         }

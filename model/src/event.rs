@@ -186,17 +186,48 @@ pub enum ModelEvent {
     InstanceCompleted { instance: InstanceId },
     /// A relay for `step` was published to the broker.
     RelayPublished { instance: InstanceId, message: MessageId, step: u32 },
-    /// The broker handed a relay to a replica process.
-    RelayDelivered { instance: InstanceId, message: MessageId, process: ProcessId, redelivery: bool, duplicate: bool },
-    /// The relay was acked and will not be delivered again.
-    RelayAcked { instance: InstanceId, message: MessageId },
+    /// The broker handed a relay to a replica process. `delivery` names this one copy
+    /// (the broker's delivery tag): the ack, requeue or takeback that settles it, and the
+    /// refusal of a claim made for it, name it too (optional for readers: `None` in a
+    /// history that does not record deliveries).
+    RelayDelivered {
+        instance: InstanceId,
+        message: MessageId,
+        process: ProcessId,
+        redelivery: bool,
+        duplicate: bool,
+        #[serde(default)]
+        delivery: Option<u32>,
+    },
+    /// The relay was acked and will not be delivered again (`delivery`: the copy acked).
+    RelayAcked {
+        instance: InstanceId,
+        message: MessageId,
+        #[serde(default)]
+        delivery: Option<u32>,
+    },
     /// The broker requeued the relay (a refusal or a failed attempt): it will be ready
-    /// again no sooner than `delay_ns` from now (broker witness).
-    RelayRequeued { instance: InstanceId, message: MessageId, delay_ns: u64 },
+    /// again no sooner than `delay_ns` from now (broker witness; `delivery`: the copy
+    /// requeued).
+    RelayRequeued {
+        instance: InstanceId,
+        message: MessageId,
+        delay_ns: u64,
+        #[serde(default)]
+        delivery: Option<u32>,
+    },
     /// The broker took an unacked relay back from its consumer for redelivery: the
     /// consumer died, or its ack never arrived within the ack timeout, or (`silent`) the
     /// consumer was alive but sent nothing — paused — past the broker's liveness timeout.
-    RelayReclaimed { instance: InstanceId, message: MessageId, process: ProcessId, silent: bool },
+    /// `delivery`: the copy taken back.
+    RelayReclaimed {
+        instance: InstanceId,
+        message: MessageId,
+        process: ProcessId,
+        silent: bool,
+        #[serde(default)]
+        delivery: Option<u32>,
+    },
     /// A timer row for `step` was written, due at `due_ns`.
     TimerScheduled { instance: InstanceId, step: u32, due_ns: u64 },
     /// The store moved the due time of the instance's timer row written for version
@@ -238,6 +269,13 @@ pub enum ModelEvent {
         path: ResumePath,
         holder: OwnerId,
         task: Option<u64>,
+        /// The process the claimant named (as a grant's `process`).
+        #[serde(default)]
+        process: Option<ProcessId>,
+        /// The broker delivery the claim was made for, as the request named it (relay and
+        /// pull-completion paths): the copy this refusal concerns, to be requeued (R4).
+        #[serde(default)]
+        delivery: Option<u32>,
     },
     /// The store served a read of the row (store truth): the claim the reader said it acts
     /// under, and the row's owner, epoch and version at that instant.
@@ -534,10 +572,12 @@ impl ModelEvent {
             tag::INSTANCE_STARTED => InstanceStarted { instance, steps: 0 },
             tag::INSTANCE_COMPLETED => InstanceCompleted { instance },
             tag::RELAY_PUBLISHED => RelayPublished { instance, message, step: 0 },
-            tag::RELAY_DELIVERED => RelayDelivered { instance, message, process, redelivery: false, duplicate: false },
-            tag::RELAY_ACKED => RelayAcked { instance, message },
-            tag::RELAY_REQUEUED => RelayRequeued { instance, message, delay_ns: 0 },
-            tag::RELAY_RECLAIMED => RelayReclaimed { instance, message, process, silent: false },
+            tag::RELAY_DELIVERED => {
+                RelayDelivered { instance, message, process, redelivery: false, duplicate: false, delivery: Some(1) }
+            }
+            tag::RELAY_ACKED => RelayAcked { instance, message, delivery: Some(1) },
+            tag::RELAY_REQUEUED => RelayRequeued { instance, message, delay_ns: 0, delivery: Some(1) },
+            tag::RELAY_RECLAIMED => RelayReclaimed { instance, message, process, silent: false, delivery: Some(1) },
             tag::TIMER_SCHEDULED => TimerScheduled { instance, step: 0, due_ns: 0 },
             tag::DISPATCHED => Dispatched { instance, exec, path, process, lane: 0, misrouted: false },
             tag::TASK_PARKED => TaskParked { instance, step: 0 },
@@ -555,7 +595,16 @@ impl ModelEvent {
                 epoch: 0,
                 task: None,
             },
-            tag::CLAIM_REFUSED => ClaimRefused { instance, exec, owner, path, holder: owner, task: None },
+            tag::CLAIM_REFUSED => ClaimRefused {
+                instance,
+                exec,
+                owner,
+                path,
+                holder: owner,
+                task: None,
+                process: Some(process),
+                delivery: Some(1),
+            },
             tag::REFUSAL => Refusal { instance, exec, path, code, reaction: Reaction::Requeued },
             tag::REHYDRATED => Rehydrated { instance, exec, version: 0 },
             tag::STEP_STARTED => StepStarted { instance, exec, step: 0, slow: false },

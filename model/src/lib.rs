@@ -106,7 +106,8 @@ fn build_world(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<Mode
         scenario.timeouts.store_latency_max,
         scenario.timeouts.claim_timeout,
     )
-    .with_careless_commit_retry(ctx.mutant_is(Mutant::CommitRetryAcceptsFreeRow));
+    .with_careless_commit_retry(ctx.mutant_is(Mutant::CommitRetryAcceptsFreeRow))
+    .with_claim_refusing_own_owner(ctx.mutant_is(Mutant::ClaimRefusesOwnOwner));
     let world = Rc::new(World {
         ctx,
         store,

@@ -110,6 +110,14 @@ pub enum Mutant {
     /// without releasing, and one whose client hung up is simply dropped — "the request is
     /// over" — leaving its claim to the sweeper while the replica lives (breaks R9, R22).
     MigrationExitKeepsClaim,
+    /// A refused relay is handed back after a backoff: the lane sleeps the runtime's retry
+    /// backoff (`timer_backoff_base`) and only then requeues the delivery — holding its
+    /// prefetch slot and the lane meanwhile (breaks R3, R4).
+    RefusalSleepsBeforeRequeue,
+    /// The store's claim predicate forgets the same owner: `owner IS NULL OR claimed_at <
+    /// cutoff`, so a lane's own re-claim (a claim sent again after its reply was lost, an
+    /// aborted execution's exit path) is refused (breaks R2, R10).
+    ClaimRefusesOwnOwner,
 }
 
 /// What a mutant breaks and who is expected to catch it.
@@ -134,7 +142,7 @@ pub struct MutantInfo {
 }
 
 /// Every mutant, in the order of DESIGN.md §7.
-pub const MUTANTS: [MutantInfo; 33] = [
+pub const MUTANTS: [MutantInfo; 35] = [
     MutantInfo {
         mutant: Mutant::PerProcessOwner,
         name: "per-process-owner",
@@ -398,6 +406,22 @@ pub const MUTANTS: [MutantInfo; 33] = [
         rules: "R9, R22",
         caught_by: "exits-release or live-leak",
         description: "a migration's validation error or hung-up client exits without releasing its claim",
+        deep: false,
+    },
+    MutantInfo {
+        mutant: Mutant::RefusalSleepsBeforeRequeue,
+        name: "refusal-sleeps-before-requeue",
+        rules: "R3, R4",
+        caught_by: "refusal-contract",
+        description: "a refused relay is requeued only after the lane sleeps a backoff",
+        deep: false,
+    },
+    MutantInfo {
+        mutant: Mutant::ClaimRefusesOwnOwner,
+        name: "claim-refuses-own-owner",
+        rules: "R2, R10",
+        caught_by: "refusal-grounds",
+        description: "the claim predicate grants a free or stale row only, refusing its own owner's re-claim",
         deep: false,
     },
 ];

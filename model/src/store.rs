@@ -215,6 +215,17 @@ trait Call {
     fn apply(self, store: &Store, aborted: u32) -> Self::Answer;
 }
 
+/// What a lane's claim request says besides whose claim it is.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClaimAsked {
+    /// The claimant's own clock, sent for the store to judge staleness by: the careless
+    /// API of the `client-clock-staleness` mutant (`None`: the store's clock).
+    pub client_now: Option<SimTime>,
+    /// The broker delivery the claim is made for (relay and pull-completion paths): the
+    /// store records it on a refusal, so the refusal names the copy to be requeued (R4).
+    pub delivery: Option<u32>,
+}
+
 /// R2's claim (see [`Store::claim_judged_at`]).
 struct ClaimCall {
     instance: InstanceId,
@@ -223,6 +234,8 @@ struct ClaimCall {
     process: Option<ProcessId>,
     path: ResumePath,
     client_now: Option<SimTime>,
+    /// The broker delivery the claim is made for, if any (named by a refusal).
+    delivery: Option<u32>,
 }
 
 impl Call for ClaimCall {
@@ -234,15 +247,16 @@ impl Call for ClaimCall {
     }
 
     fn apply(self, store: &Store, _aborted: u32) -> ClaimResult {
-        let ClaimCall { instance, exec, owner, process, path, client_now } = self;
+        let ClaimCall { instance, exec, owner, process, path, client_now, delivery } = self;
         let result = {
             let mut s = store.state.borrow_mut();
             let now = executor::now();
             let row = &mut s.instances[instance.0 as usize];
             let age = client_now.unwrap_or(now).since(row.claimed_at);
-            let stale = row.owner.is_some_and(|o| o != owner) && age > store.claim_timeout;
+            let other = |holder: OwnerId| holder != owner || store.refuses_own_owner;
+            let stale = row.owner.is_some_and(other) && age > store.claim_timeout;
             match row.owner {
-                Some(holder) if holder != owner && !stale => ClaimResult::Refused { holder },
+                Some(holder) if other(holder) && !stale => ClaimResult::Refused { holder },
                 previous => {
                     row.owner = Some(owner);
                     row.claimed_at = now;
@@ -276,7 +290,16 @@ impl Call for ClaimCall {
             }
         };
         if let ClaimResult::Refused { holder } = result {
-            store.tracer.emit(ModelEvent::ClaimRefused { instance, exec, owner, path, holder, task: sender() });
+            store.tracer.emit(ModelEvent::ClaimRefused {
+                instance,
+                exec,
+                owner,
+                path,
+                holder,
+                task: sender(),
+                process,
+                delivery,
+            });
         }
         result
     }
@@ -571,6 +594,9 @@ pub struct Store {
     /// The careless client of the `commit-retry-accepts-free-row` mutant: a retried commit
     /// goes out with its ownership condition widened to "ours, or free".
     retry_accepts_free_row: bool,
+    /// The careless claim predicate of the `claim-refuses-own-owner` mutant: free or
+    /// stale only, the same owner's re-claim refused.
+    refuses_own_owner: bool,
 }
 
 impl Store {
@@ -593,7 +619,15 @@ impl Store {
             latency_max_ms: u32::try_from(latency_max.as_millis()).unwrap_or(u32::MAX),
             claim_timeout,
             retry_accepts_free_row: false,
+            refuses_own_owner: false,
         }
+    }
+
+    /// This store with the careless claim predicate of the `claim-refuses-own-owner`
+    /// mutant when `careless` (a held row is granted only when stale, whoever asks).
+    pub fn with_claim_refusing_own_owner(mut self, careless: bool) -> Store {
+        self.refuses_own_owner = careless;
+        self
     }
 
     /// This store's client with the careless commit retry of the
@@ -732,7 +766,7 @@ impl Store {
         path: ResumePath,
         client_now: Option<SimTime>,
     ) -> ClaimResult {
-        self.call(ClaimCall { instance, exec, owner, process, path, client_now }).await
+        self.call(ClaimCall { instance, exec, owner, process, path, client_now, delivery: None }).await
     }
 
     /// [`Store::claim_judged_at`] over the faulty request/reply boundary of an execution
@@ -745,9 +779,10 @@ impl Store {
         owner: OwnerId,
         process: Option<ProcessId>,
         path: ResumePath,
-        client_now: Option<SimTime>,
+        asked: ClaimAsked,
     ) -> Reply<ClaimResult> {
-        self.call_over_wire(ClaimCall { instance, exec, owner, process, path, client_now }).await
+        let ClaimAsked { client_now, delivery } = asked;
+        self.call_over_wire(ClaimCall { instance, exec, owner, process, path, client_now, delivery }).await
     }
 
     /// Reads the row's committed version and whether the instance completed, for `exec`

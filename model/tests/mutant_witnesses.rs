@@ -152,7 +152,7 @@ fn ack_of_an_unfinished_step(s: &mut Acks, e: &Event<ModelEvent>, view: &ModelVi
             s.published.insert(*message, *step);
             None
         }
-        ModelEvent::RelayAcked { instance, message } => {
+        ModelEvent::RelayAcked { instance, message, .. } => {
             let step = *s.published.get(message)?;
             let version = view.version(*instance)?;
             (version < u64::from(step)).then(|| {

@@ -147,6 +147,8 @@ mod tests {
             path: ResumePath::Relay,
             holder: OwnerId::lane(ProcessId(2), 0),
             task: Some(7),
+            delivery: None,
+            process: None,
         };
         let history = vec![(1, granted(0, 1, 7)), (2, row(0, WriteKind::Claim, Some(owner()), 1)), (3, refused)];
         assert!(fails(&feed(&mut ExitsRelease::default(), history)));

@@ -172,6 +172,7 @@ mod tests {
             process: ProcessId(1),
             redelivery,
             duplicate,
+            delivery: None,
         }
     }
 

@@ -18,9 +18,12 @@
 //!   stale claim over (`ClaimGranted` with its age) supersedes the one on the row — the
 //!   same backstop by the claim timeout, taken by a claimant rather than the sweeper.
 //!
-//! A sweep or stale takeover of a claim whose execution ended at least the exit-path bound
-//! earlier, while the owner's process neither crashed nor paused from that end to the
-//! sweep, is a live process that left its claim to the sweeper. The bound is the longest a
+//! A sweep or stale takeover of a claim whose execution ended, after which the owner's
+//! process *ran* — neither crashed nor frozen, as the environment witnesses — for at least
+//! the exit-path bound, is a live process that left its claim to the sweeper. What counts
+//! is the running time after the end, not whether a pause came at all: a process that ran
+//! on for 14 s and then paused briefly (or crashed) had every chance to release (issue 23);
+//! only a freeze or a death within the bound of the end excuses it. The bound is the longest a
 //! live process's exit path can take in the seed's store: a release sent again through
 //! lost replies and short unavailability ([`exit_path_bound`]); a sweep inside it may race
 //! a release in flight. A gracefully stopped process is a live exit too: every claim it
@@ -35,6 +38,7 @@ use std::time::Duration;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
+use crate::checkers::running_time::RunningTime;
 use crate::dense::DenseMap;
 use crate::event::ModelEvent;
 use crate::ids::{InstanceId, ProcessId};
@@ -58,8 +62,8 @@ pub struct LiveLeak {
     grants: DenseMap<InstanceId, (u64, Grant)>,
     /// Each task's grants still on their rows.
     by_task: BTreeMap<u64, Vec<(InstanceId, u64)>>,
-    /// The last instant each process crashed or was frozen (ns).
-    stopped_ns: DenseMap<ProcessId, u64>,
+    /// How long each process ran, from its freezes and death.
+    running: RunningTime,
     /// The instant each process stopped gracefully (ns).
     exited_ns: DenseMap<ProcessId, u64>,
 }
@@ -115,14 +119,11 @@ impl LiveLeak {
             Some(&exited) => (exited, "stopped gracefully"),
             None => {
                 let Some(ended) = grant.ended_ns else { return Check::Ok };
-                if self.stopped_ns.get(process).is_some_and(|&stopped| stopped >= ended) {
-                    return Check::Ok;
-                }
-                (ended, "lived on")
+                (ended, "ran on")
             }
         };
         let bound = sutra_sim_core::time::duration_nanos(exit_path_bound(view));
-        if now.saturating_sub(ended) < bound {
+        if self.running.ran_between(process, ended, now) < bound {
             return Check::Ok;
         }
         let task = grant.task.map_or_else(|| "an unknown task".to_string(), |t| format!("task {t}"));
@@ -153,6 +154,7 @@ impl Checker<ModelEvent, ModelView> for LiveLeak {
             tag::TASK_ABORTED,
             tag::REPLICA_CRASHED,
             tag::REPLICA_PAUSED,
+            tag::REPLICA_RESUMED,
             tag::REPLICA_STOPPED,
             tag::SWEPT,
             tag::ADMIN_REQUEST_ENDED,
@@ -193,8 +195,10 @@ impl Checker<ModelEvent, ModelView> for LiveLeak {
             ModelEvent::TaskAborted { task, .. } | ModelEvent::AdminRequestEnded { task, .. } => {
                 self.ended(*task, None, now)
             }
-            ModelEvent::ReplicaCrashed { process, .. } | ModelEvent::ReplicaPaused { process, .. } => {
-                self.stopped_ns.insert(*process, now);
+            ModelEvent::ReplicaCrashed { .. }
+            | ModelEvent::ReplicaPaused { .. }
+            | ModelEvent::ReplicaResumed { .. } => {
+                self.running.observe(&event.kind, now);
             }
             ModelEvent::ReplicaStopped { process, .. } => {
                 self.exited_ns.insert(*process, now);
@@ -266,6 +270,36 @@ mod tests {
             history.push((31_000, swept(0, 1)));
             assert_eq!(feed(&mut LiveLeak::default(), history), Check::Ok);
         }
+    }
+
+    #[test]
+    fn a_leak_on_a_process_that_ran_on_for_14_s_before_a_brief_pause_fails() {
+        // Issue 23: the pause comes long after the exit path had every chance to release.
+        let mut history = leaked();
+        history.push((15_000, ModelEvent::ReplicaPaused { replica: 0, process: ProcessId(1), for_ns: 200_000_000 }));
+        history.push((15_200, ModelEvent::ReplicaResumed { replica: 0, process: ProcessId(1) }));
+        history.push((31_000, swept(0, 1)));
+        assert!(fails(&feed(&mut LiveLeak::default(), history)));
+        // The same for a process that ran on for 14 s and then crashed.
+        let mut history = leaked();
+        history.push((15_000, ModelEvent::ReplicaCrashed { replica: 0, process: ProcessId(1) }));
+        history.push((31_000, swept(0, 1)));
+        assert!(fails(&feed(&mut LiveLeak::default(), history)));
+    }
+
+    #[test]
+    fn a_pause_right_after_the_end_excuses_only_while_the_process_has_not_run_the_bound_since() {
+        // Paused 100 ms after the abort until the sweep: it never ran long enough to release.
+        let mut history = leaked();
+        history.push((1_100, ModelEvent::ReplicaPaused { replica: 0, process: ProcessId(1), for_ns: 40_000_000_000 }));
+        history.push((31_000, swept(0, 1)));
+        assert_eq!(feed(&mut LiveLeak::default(), history), Check::Ok);
+        // Paused briefly, then running for 20 s before the sweep: it had time.
+        let mut history = leaked();
+        history.push((1_100, ModelEvent::ReplicaPaused { replica: 0, process: ProcessId(1), for_ns: 9_000_000_000 }));
+        history.push((10_100, ModelEvent::ReplicaResumed { replica: 0, process: ProcessId(1) }));
+        history.push((31_000, swept(0, 1)));
+        assert!(fails(&feed(&mut LiveLeak::default(), history)));
     }
 
     #[test]

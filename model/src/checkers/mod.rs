@@ -23,8 +23,10 @@ pub mod parked_holds_no_claim;
 pub mod prefetch_window;
 pub mod quiet_bounce_meter;
 pub mod refusal_contract;
+pub mod refusal_grounds;
 pub mod refused_migration_touches_nothing;
 pub mod release_with_commit;
+pub mod running_time;
 pub mod stale_steal;
 pub mod sweep_by_age;
 pub mod tickets_follow_routes;
@@ -58,6 +60,7 @@ pub fn built_in() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
         no_wait_in_turn::spec(),
         commit_by_owner::spec(),
         stale_steal::spec(),
+        refusal_grounds::spec(),
         lease_exclusive::spec(),
         owner_scope::spec(),
         tickets_follow_routes::spec(),

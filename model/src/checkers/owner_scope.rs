@@ -140,6 +140,8 @@ mod tests {
             path: ResumePath::Relay,
             holder: OwnerId::lane(ProcessId(9), 0),
             task: Some(task),
+            delivery: None,
+            process: None,
         }
     }
 

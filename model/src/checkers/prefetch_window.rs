@@ -144,11 +144,12 @@ mod tests {
             process: ProcessId(process),
             redelivery: false,
             duplicate: false,
+            delivery: None,
         }
     }
 
     fn acked(message: u32) -> ModelEvent {
-        ModelEvent::RelayAcked { instance: InstanceId(message), message: MessageId(message) }
+        ModelEvent::RelayAcked { instance: InstanceId(message), message: MessageId(message), delivery: None }
     }
 
     fn prefetch() -> u32 {
@@ -177,12 +178,13 @@ mod tests {
         let n = prefetch();
         for settle in [
             acked(0),
-            ModelEvent::RelayRequeued { instance: InstanceId(0), message: MessageId(0), delay_ns: 0 },
+            ModelEvent::RelayRequeued { instance: InstanceId(0), message: MessageId(0), delay_ns: 0, delivery: None },
             ModelEvent::RelayReclaimed {
                 instance: InstanceId(0),
                 message: MessageId(0),
                 process: ProcessId(1),
                 silent: false,
+                delivery: None,
             },
         ] {
             let mut history = full_window();
@@ -204,6 +206,7 @@ mod tests {
             message: MessageId(0),
             process: ProcessId(2),
             silent: false,
+            delivery: None,
         };
         history.push((100, reclaim));
         history.push((101, delivered(prefetch(), 1)));

@@ -110,6 +110,8 @@ mod tests {
                         path,
                         holder: OwnerId::lane(ProcessId(1), 1),
                         task: None,
+                        delivery: None,
+                        process: None,
                     },
                 )
             })

@@ -4,11 +4,20 @@
 //!
 //! - **R3, no retry in place**: an execution the store refused never asks for the claim
 //!   again (the store records the execution each request names).
-//! - **R4, requeue**: a refused relay (relay or pull-completion path) is requeued by the
-//!   broker before the refusing lane task sends its next store request — unless the broker
-//!   took the delivery back from its consumer meanwhile (the consumer died or froze). A
-//!   requeued message is not redelivered before the requeue delay the broker recorded:
-//!   a refusal is no busy loop.
+//! - **R3 and R4, a refusal that gives its delivery back at once**: a refused relay
+//!   (relay or pull-completion path) names the broker delivery it was claimed for
+//!   (`ClaimRefused.delivery`), and that very copy is requeued by the broker — or taken
+//!   back from its consumer (it died or froze) — within [`requeue_bound`] of the refusal,
+//!   counted in the time the refusing process *ran* (a frozen or dead process runs
+//!   nothing). Waiting before the requeue ("backoff" in the lane) holds the delivery's
+//!   prefetch slot and the lane; acking it instead (a dead-letter) drops a relay that only
+//!   lost a race; and the refusing lane task sending its next store request while the copy
+//!   is still unsettled is a lane that moved on holding it. A refusal is judged by its
+//!   own delivery alone: a takeback of another copy of the same relay excuses nothing, and
+//!   the judgement waits for no later request of the refusing task. A history without
+//!   delivery ids falls back to pairing by task (the refusing task's next store request
+//!   must come after some requeue or takeback of the instance). A requeued message is not
+//!   redelivered before the requeue delay the broker recorded: a refusal is no busy loop.
 //! - **R5, deferral with backoff**: a refused timer fire moves the timer row's due time
 //!   (the store's `TimerDeferred`, paired with the refusal by the task that sent both). The
 //!   deferral after the row's k-th refusal — k counted here from the witnesses — is at
@@ -27,15 +36,16 @@
 //! under a second claim attempt by a fresh execution id in the same task — the store sees a
 //! new execution, not a retry in place (no-double-resume judges the double run, if any).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
+use crate::checkers::running_time::RunningTime;
 use crate::dense::DenseMap;
 use crate::event::{millis_text, ModelEvent};
-use crate::ids::{ExecId, InstanceId, MessageId, ResumePath};
+use crate::ids::{ExecId, InstanceId, MessageId, ProcessId, ResumePath};
 use crate::view::ModelView;
 
 /// A refused relay waiting for the broker's requeue.
@@ -49,9 +59,34 @@ struct PendingRequeue {
     since_ns: u64,
 }
 
+/// A refused delivery the broker has not yet requeued or taken back.
+#[derive(Clone, Copy, Debug)]
+struct RefusedDelivery {
+    instance: InstanceId,
+    exec: ExecId,
+    /// The process and task that asked for the claim.
+    process: Option<ProcessId>,
+    task: Option<u64>,
+    /// When the store refused (ns).
+    at_ns: u64,
+    /// The running time of the process the requeue may take after the refusal (ns):
+    /// [`requeue_bound`], plus every latency spike witnessed on the refusing task since.
+    allowance_ns: u64,
+}
+
 /// What the checker has counted from the witnesses.
 #[derive(Default)]
 pub struct RefusalContract {
+    /// Refused deliveries not yet requeued or taken back, by delivery id.
+    refused_deliveries: BTreeMap<u32, RefusedDelivery>,
+    /// Deliveries the broker has acked, requeued or taken back: a refusal naming one of
+    /// them (a frozen process's lane waking to a copy taken back meanwhile) owes nothing.
+    settled_deliveries: BTreeSet<u32>,
+    /// Deliveries their consumer acked: one whose claim is refused afterwards was given up
+    /// before the step it carries was done (R4).
+    acked_deliveries: BTreeSet<u32>,
+    /// The processes' freezes and deaths (a requeue is owed in running time).
+    running: RunningTime,
     /// Executions the store refused, with the path they were on.
     refused: DenseMap<ExecId, ResumePath>,
     /// Refused relays not yet requeued, by the task that sent the refused claim.
@@ -102,6 +137,15 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
             TIMER_SCHEDULED,
             TIMER_DEFERRED,
             CALL_STRUCK,
+            // Time passing, and what stops a process from running or extends its exit path.
+            FAULT_INJECTED,
+            TASK_ABORTED,
+            REPLICA_PAUSED,
+            REPLICA_RESUMED,
+            REPLICA_CRASHED,
+            LEASE_ACQUIRED,
+            SWEEP_SELECTED,
+            SWEPT,
         ])
     }
 
@@ -115,6 +159,11 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
 
     fn on_event(&mut self, event: &Event<ModelEvent>, view: &ModelView) -> Check {
         let now = event.time.as_nanos();
+        self.running.observe(&event.kind, now);
+        let verdict = self.judge_deliveries(&event.kind, now, view);
+        if verdict != Check::Ok {
+            return verdict;
+        }
         // A store request from a task whose refused relay is still not requeued: the lane
         // moved on without giving the relay back (R4).
         if let Some(task) = store_request_task(&event.kind) {
@@ -151,6 +200,7 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
             } => {
                 // The refusal (if that is what the store answered) never reached the lane.
                 if self.refused.remove(*exec).is_some() {
+                    self.refused_deliveries.retain(|_, r| r.exec != *exec);
                     self.requeue_pending.retain(|t, p| !(t == task && p.instance == *instance));
                     if self.deferral_pending.get(task) == Some(instance) {
                         self.deferral_pending.remove(task);
@@ -165,9 +215,31 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
                     exec.0, instance.0
                 ));
             }
-            ModelEvent::ClaimRefused { exec, instance, path, task, .. } => {
+            ModelEvent::ClaimRefused { exec, instance, path, task, delivery, process, .. } => {
                 self.refused.insert(*exec, *path);
                 match path {
+                    ResumePath::Relay | ResumePath::PullCompletion if delivery.is_some() => {
+                        let d = delivery.unwrap_or_default();
+                        if self.acked_deliveries.contains(&d) {
+                            return Check::Fail(format!(
+                                "execution {} was refused the claim on instance {} for delivery {d}, which its consumer had already acked: the relay is gone though its step was never done (R4)",
+                                exec.0, instance.0
+                            ));
+                        }
+                        if self.settled_deliveries.contains(&d) {
+                            return Check::Ok;
+                        }
+                        let allowance_ns = nanos(requeue_bound(view));
+                        let refused = RefusedDelivery {
+                            instance: *instance,
+                            exec: *exec,
+                            process: *process,
+                            task: *task,
+                            at_ns: now,
+                            allowance_ns,
+                        };
+                        self.refused_deliveries.insert(d, refused);
+                    }
                     ResumePath::Relay | ResumePath::PullCompletion => {
                         let since_ns = self.settled_ns.get(*instance).copied().unwrap_or(0);
                         self.requeue_pending
@@ -182,7 +254,7 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
             ModelEvent::RelayAcked { instance, .. } => {
                 self.settled_ns.insert(*instance, now);
             }
-            ModelEvent::RelayRequeued { instance, message, delay_ns } => {
+            ModelEvent::RelayRequeued { instance, message, delay_ns, .. } => {
                 self.settled_ns.insert(*instance, now);
                 // The requeue does not name the task that asked for it: it answers every
                 // refusal of the instance still waiting (lenient where a witness is missing).
@@ -277,6 +349,96 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
 }
 
 impl RefusalContract {
+    /// Judges the refused deliveries still owed a requeue at `now`, and settles them with
+    /// what the broker, the executor and the environment witness in `kind`.
+    fn judge_deliveries(&mut self, kind: &ModelEvent, now: u64, view: &ModelView) -> Check {
+        if let ModelEvent::RelayRequeued { delivery: Some(d), .. }
+        | ModelEvent::RelayReclaimed { delivery: Some(d), .. }
+        | ModelEvent::RelayAcked { delivery: Some(d), .. } = kind
+        {
+            self.settled_deliveries.insert(*d);
+        }
+        if let ModelEvent::RelayAcked { delivery: Some(d), .. } = kind {
+            self.acked_deliveries.insert(*d);
+        }
+        match kind {
+            ModelEvent::RelayRequeued { delivery: Some(d), .. } => {
+                if let Some(r) = self.refused_deliveries.remove(d) {
+                    return self.judge_wait(*d, &r, now);
+                }
+            }
+            ModelEvent::RelayReclaimed { delivery: Some(d), .. } => {
+                self.refused_deliveries.remove(d);
+            }
+            ModelEvent::RelayAcked { delivery: Some(d), instance, .. } => {
+                if let Some(r) = self.refused_deliveries.remove(d) {
+                    return Check::Fail(format!(
+                        "delivery {d} of instance {}'s relay was refused at {} and then acked, not requeued: a relay that lost a race was dropped (R4)",
+                        instance.0,
+                        millis_text(r.at_ns)
+                    ));
+                }
+            }
+            ModelEvent::FaultInjected {
+                fault: crate::faults::kind::FaultKind::Store,
+                task: Some(t),
+                detail_ns,
+                ..
+            } => {
+                // A latency spike on the refusing task's call: its reply took that much longer.
+                for r in self.refused_deliveries.values_mut().filter(|r| r.task == Some(*t)) {
+                    r.allowance_ns = r.allowance_ns.saturating_add(*detail_ns);
+                }
+            }
+            ModelEvent::TaskAborted { task, .. } => {
+                // The refusal may not have reached the aborted task: the lane's next worker
+                // runs the execution's exit path — a claim again, a release — then requeues.
+                let exit = nanos(crate::checkers::live_leak::exit_path_bound(view));
+                for r in self.refused_deliveries.values_mut().filter(|r| r.task == Some(*task)) {
+                    let ran = r.process.map_or(0, |p| self.running.ran_between(p, r.at_ns, now));
+                    r.allowance_ns = r.allowance_ns.max(ran.saturating_add(exit));
+                }
+            }
+            _ => {}
+        }
+        if let Some(task) = store_request_task(kind).flatten() {
+            let held = self.refused_deliveries.iter().find(|(_, r)| r.task == Some(task));
+            if let Some((d, r)) = held {
+                return Check::Fail(format!(
+                    "the lane task {task} that was refused instance {}'s delivery {d} at {} sent its next store request before the broker requeued that delivery: it moved on holding it (R3, R4)",
+                    r.instance.0,
+                    millis_text(r.at_ns)
+                ));
+            }
+        }
+        let overdue = self.refused_deliveries.iter().find(|(_, r)| self.ran_since(r, now) > r.allowance_ns);
+        if let Some((d, r)) = overdue {
+            return self.judge_wait(*d, r, now);
+        }
+        Check::Ok
+    }
+
+    /// How long the refusing process ran since the refusal (ns); all of it if unknown.
+    fn ran_since(&self, r: &RefusedDelivery, now: u64) -> u64 {
+        r.process.map_or(now.saturating_sub(r.at_ns), |p| self.running.ran_between(p, r.at_ns, now))
+    }
+
+    /// A refused delivery still unsettled, or requeued, at `now`: a failure if its process
+    /// ran longer than the allowance since the refusal.
+    fn judge_wait(&self, delivery: u32, r: &RefusedDelivery, now: u64) -> Check {
+        let ran = self.ran_since(r, now);
+        if ran <= r.allowance_ns {
+            return Check::Ok;
+        }
+        Check::Fail(format!(
+            "delivery {delivery} of instance {}'s relay, refused at {}, was still not requeued after its process ran {} — longer than the {} a refusal's reply and requeue take: the lane waited while holding it (R3, R4)",
+            r.instance.0,
+            millis_text(r.at_ns),
+            millis_text(ran),
+            millis_text(r.allowance_ns)
+        ))
+    }
+
     /// The first takeback of the instance's deliveries, if any (else never).
     fn first_reclaim(&self, instance: InstanceId) -> u64 {
         self.first_reclaimed_ns.get(instance).copied().unwrap_or(u64::MAX)
@@ -306,6 +468,20 @@ fn touches_the_row(kind: &ModelEvent) -> bool {
             | ModelEvent::RowWritten { .. }
             | ModelEvent::Released { .. }
     )
+}
+
+/// The longest a correct lane takes, in its process's running time, from the store's
+/// refusal of a relay's claim to the broker's requeue of that delivery: the refusal's reply
+/// crossing back (one store latency, drawn in whole milliseconds up to
+/// `timeouts.store_latency_max`), after which the lane requeues in the same turn, before it
+/// awaits anything else. Latency spikes are witnessed on the calling task and added by the
+/// checker as they come; a freeze or death of the process stops its clock; a lost reply is
+/// witnessed (`CallStruck`) and the claim sent again makes a refusal of its own; an aborted
+/// task's exit path gets the exit-path bound. Nothing in it depends on the size of the
+/// world, so it holds at every valid size.
+pub fn requeue_bound(view: &ModelView) -> Duration {
+    let latency = view.scenario().timeouts.store_latency_max;
+    Duration::from_millis(u64::try_from(latency.as_millis()).unwrap_or(u64::MAX))
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -342,6 +518,8 @@ mod tests {
             path,
             holder: OwnerId::lane(ProcessId(2), 0),
             task: TASK,
+            delivery: None,
+            process: None,
         }
     }
 
@@ -360,7 +538,12 @@ mod tests {
     }
 
     fn requeued(delay_ms: u64) -> ModelEvent {
-        ModelEvent::RelayRequeued { instance: InstanceId(0), message: MessageId(1), delay_ns: delay_ms * 1_000_000 }
+        ModelEvent::RelayRequeued {
+            instance: InstanceId(0),
+            message: MessageId(1),
+            delay_ns: delay_ms * 1_000_000,
+            delivery: None,
+        }
     }
 
     fn redelivered() -> ModelEvent {
@@ -370,6 +553,7 @@ mod tests {
             process: ProcessId(1),
             redelivery: true,
             duplicate: false,
+            delivery: None,
         }
     }
 
@@ -382,6 +566,113 @@ mod tests {
             due_ns: due_ms * 1_000_000,
             task: TASK,
         }
+    }
+
+    /// The store refusing execution `exec`'s claim for broker delivery `delivery`.
+    fn refused_delivery(exec: u32, delivery: u32) -> ModelEvent {
+        ModelEvent::ClaimRefused {
+            instance: InstanceId(0),
+            exec: ExecId(exec),
+            owner: OwnerId::lane(ProcessId(1), 0),
+            path: ResumePath::Relay,
+            holder: OwnerId::lane(ProcessId(2), 0),
+            task: TASK,
+            process: Some(ProcessId(1)),
+            delivery: Some(delivery),
+        }
+    }
+
+    fn requeued_delivery(delivery: u32) -> ModelEvent {
+        ModelEvent::RelayRequeued {
+            instance: InstanceId(0),
+            message: MessageId(1),
+            delay_ns: 50_000_000,
+            delivery: Some(delivery),
+        }
+    }
+
+    fn reclaimed_delivery(delivery: u32) -> ModelEvent {
+        ModelEvent::RelayReclaimed {
+            instance: InstanceId(0),
+            message: MessageId(1),
+            process: ProcessId(1),
+            silent: true,
+            delivery: Some(delivery),
+        }
+    }
+
+    /// An event of the sweeper's, far from the refusal: time passing.
+    fn lease_renewed() -> ModelEvent {
+        ModelEvent::LeaseAcquired { process: ProcessId(3), until_ns: 0, renewal: true, task: Some(99) }
+    }
+
+    #[test]
+    fn a_refused_delivery_requeued_within_the_reply_latency_passes() {
+        // smoke: store latency up to 4 ms.
+        let h = vec![(1, refused_delivery(1, 5)), (5, requeued_delivery(5)), (200, granted(2))];
+        assert_eq!(feed(&mut RefusalContract::default(), h), Check::Ok);
+    }
+
+    #[test]
+    fn fires_on_a_refused_delivery_requeued_after_the_lane_slept() {
+        let h = vec![(1, refused_delivery(1, 5)), (101, requeued_delivery(5))];
+        assert!(fails(&feed(&mut RefusalContract::default(), h)));
+    }
+
+    #[test]
+    fn fires_on_a_refused_delivery_never_requeued_without_waiting_for_the_lane_s_next_request() {
+        let h = vec![(1, refused_delivery(1, 5)), (5_000, lease_renewed())];
+        assert!(fails(&feed(&mut RefusalContract::default(), h)));
+    }
+
+    #[test]
+    fn fires_on_a_refused_delivery_acked_instead_of_requeued() {
+        let acked = ModelEvent::RelayAcked { instance: InstanceId(0), message: MessageId(1), delivery: Some(5) };
+        assert!(fails(&feed(&mut RefusalContract::default(), vec![(1, refused_delivery(1, 5)), (2, acked)])));
+    }
+
+    #[test]
+    fn a_takeback_of_another_copy_does_not_excuse_the_refused_one() {
+        let h = vec![(1, refused_delivery(1, 5)), (2, reclaimed_delivery(4)), (5_000, lease_renewed())];
+        assert!(fails(&feed(&mut RefusalContract::default(), h)));
+        let h = vec![(1, refused_delivery(1, 5)), (2, reclaimed_delivery(5)), (5_000, lease_renewed())];
+        assert_eq!(feed(&mut RefusalContract::default(), h), Check::Ok);
+    }
+
+    #[test]
+    fn a_frozen_process_or_a_latency_spike_on_the_reply_extends_the_bound() {
+        let paused = ModelEvent::ReplicaPaused { replica: 0, process: ProcessId(1), for_ns: 10_000_000_000 };
+        let resumed = ModelEvent::ReplicaResumed { replica: 0, process: ProcessId(1) };
+        let h = vec![(1, refused_delivery(1, 5)), (2, paused), (10_002, resumed), (10_004, requeued_delivery(5))];
+        assert_eq!(feed(&mut RefusalContract::default(), h), Check::Ok);
+        let spike = ModelEvent::FaultInjected {
+            fault: crate::faults::kind::FaultKind::Store,
+            replica: None,
+            detail_ns: 300_000_000,
+            task: TASK,
+        };
+        let h = vec![(1, refused_delivery(1, 5)), (1, spike), (304, requeued_delivery(5))];
+        assert_eq!(feed(&mut RefusalContract::default(), h), Check::Ok);
+    }
+
+    #[test]
+    fn a_refusal_of_a_copy_the_broker_already_took_back_owes_nothing() {
+        // A frozen process wakes and claims for a delivery taken back while it was out: its
+        // requeue of that copy is ignored by the broker, and its lane moves on.
+        let h = vec![(1, reclaimed_delivery(5)), (40_000, refused_delivery(1, 5)), (40_010, granted(2))];
+        assert_eq!(feed(&mut RefusalContract::default(), h), Check::Ok);
+    }
+
+    #[test]
+    fn fires_on_a_refusal_of_a_copy_its_consumer_had_acked_already() {
+        let acked = ModelEvent::RelayAcked { instance: InstanceId(0), message: MessageId(1), delivery: Some(5) };
+        assert!(fails(&feed(&mut RefusalContract::default(), vec![(1, acked), (2, refused_delivery(1, 5))])));
+    }
+
+    #[test]
+    fn fires_on_a_lane_that_moves_on_holding_its_refused_delivery() {
+        let h = vec![(1, refused_delivery(1, 5)), (2, granted(2))];
+        assert!(fails(&feed(&mut RefusalContract::default(), h)));
     }
 
     #[test]
@@ -404,6 +695,7 @@ mod tests {
             message: MessageId(1),
             process: ProcessId(1),
             silent: false,
+            delivery: None,
         };
         let h = vec![(1, refused(1, ResumePath::Relay)), (5, reclaimed.clone()), (6, redelivered()), (200, granted(2))];
         assert_eq!(feed(&mut RefusalContract::default(), h), Check::Ok);

@@ -181,6 +181,8 @@ mod tests {
             path,
             holder: OwnerId::lane(ProcessId(1), 1),
             task: Some(task),
+            delivery: None,
+            process: None,
         }
     }
 

@@ -43,7 +43,7 @@ use crate::mutant::Mutant;
 use crate::replica::bindings::{Bindings, Ticket};
 use crate::routing::Routing;
 use crate::spec::RETRY_ATTEMPTS_MAX;
-use crate::store::{Claim, ClaimResult, CommitSpec, Reply, Store, Trigger};
+use crate::store::{Claim, ClaimAsked, ClaimResult, CommitSpec, Reply, Store, Trigger};
 use crate::streams;
 
 pub use crate::spec::LANE_BACKLOG_MAX;
@@ -81,6 +81,16 @@ pub struct Work {
     pub source: Source,
     /// Sent to this lane although the instance's route names another.
     pub misrouted: bool,
+}
+
+impl Work {
+    /// The broker delivery this work came from, if it came from one.
+    pub fn delivery(&self) -> Option<u32> {
+        match self.source {
+            Source::Relay { tag, .. } => Some(tag),
+            Source::Timer => None,
+        }
+    }
 }
 
 /// The messages waiting in a process's lane queues (dispatched, not yet taken by their
@@ -529,7 +539,8 @@ impl ExecutionLane {
     async fn claim(&self, work: &Work, owner: OwnerId, client_now: Option<sutra_sim_core::SimTime>) -> ClaimResult {
         let (instance, exec, path) = (work.instance, work.exec, work.path);
         for _ in 0..RETRY_ATTEMPTS_MAX {
-            let reply = self.store.claim_over_wire(instance, exec, owner, Some(self.process), path, client_now).await;
+            let asked = ClaimAsked { client_now, delivery: work.delivery() };
+            let reply = self.store.claim_over_wire(instance, exec, owner, Some(self.process), path, asked).await;
             if let Reply::Answered(result) = reply {
                 return result;
             }
@@ -618,6 +629,12 @@ pub async fn give_back(ctx: &Context, store: &Store, broker: &Broker, work: &Wor
             // to be delivered at once and claimed again — a busy loop against the holder.
             broker.ack(tag);
             broker.publish(relay, Duration::ZERO);
+            Reaction::Requeued
+        }
+        Source::Relay { tag, .. } if refused && ctx.mutant_is(Mutant::RefusalSleepsBeforeRequeue) => {
+            // "Back off before handing it back": the lane sleeps, holding the delivery.
+            sleep(ctx.scenario().timeouts.timer_backoff_base).await;
+            broker.requeue(tag, ctx.scenario().timeouts.requeue_delay);
             Reaction::Requeued
         }
         Source::Relay { tag, .. } => {

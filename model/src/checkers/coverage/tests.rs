@@ -40,13 +40,22 @@ fn history_reaching(name: &str) -> Vec<ModelEvent> {
         epoch: 1,
         task: None,
     };
-    let refused = |path| E::ClaimRefused { instance: i, exec: e, owner, path, holder: OwnerId::lane(p, 1), task: None };
+    let refused = |path| E::ClaimRefused {
+        instance: i,
+        exec: e,
+        owner,
+        path,
+        holder: OwnerId::lane(p, 1),
+        task: None,
+        process: None,
+        delivery: None,
+    };
     let dispatched =
         |misrouted| E::Dispatched { instance: i, exec: e, path: ResumePath::Relay, process: p, lane: 0, misrouted };
     match name {
         "sometimes-relay-refused" => vec![
             refused(ResumePath::Relay),
-            E::RelayRequeued { instance: i, message: MessageId(1), delay_ns: 500_000_000 },
+            E::RelayRequeued { instance: i, message: MessageId(1), delay_ns: 500_000_000, delivery: None },
         ],
         "sometimes-timer-deferred" => vec![
             refused(ResumePath::Timer),
@@ -78,6 +87,8 @@ fn history_reaching(name: &str) -> Vec<ModelEvent> {
                 path: ResumePath::Relay,
                 holder: OwnerId::lane(p, 1),
                 task: None,
+                delivery: None,
+                process: None,
             },
         ],
         "sometimes-replica-died-mid-step" => vec![dispatched(false), E::ReplicaCrashed { replica: 0, process: p }],
@@ -95,6 +106,7 @@ fn history_reaching(name: &str) -> Vec<ModelEvent> {
             process: p,
             redelivery: true,
             duplicate: false,
+            delivery: None,
         }],
         "sometimes-step-committed" => vec![E::CommitAccepted {
             instance: i,
@@ -135,6 +147,8 @@ fn history_reaching(name: &str) -> Vec<ModelEvent> {
                 path: ResumePath::Relay,
                 holder: OwnerId::lane(ProcessId(2), 0),
                 task: None,
+                delivery: None,
+                process: None,
             },
         ],
         "sometimes-override-routed" => vec![E::BindingChanged { process: p, instance: i, lane: Some(0) }, grant],
@@ -143,13 +157,14 @@ fn history_reaching(name: &str) -> Vec<ModelEvent> {
             E::ReplicaPaused { replica: 0, process: p, for_ns: 20_000_000_000 },
         ],
         "sometimes-paused-consumer-redelivered" => vec![
-            E::RelayReclaimed { instance: i, message: MessageId(1), process: p, silent: true },
+            E::RelayReclaimed { instance: i, message: MessageId(1), process: p, silent: true, delivery: None },
             E::RelayDelivered {
                 instance: i,
                 message: MessageId(1),
                 process: ProcessId(2),
                 redelivery: true,
                 duplicate: false,
+                delivery: None,
             },
         ],
         "sometimes-skewed-timeout-fired" => {
@@ -163,6 +178,7 @@ fn history_reaching(name: &str) -> Vec<ModelEvent> {
                 process: p,
                 redelivery: false,
                 duplicate: false,
+                delivery: None,
             })
             .collect(),
         "sometimes-ambiguous-commit-resolved" => vec![E::CallStruck {
@@ -230,8 +246,15 @@ fn history_reaching(name: &str) -> Vec<ModelEvent> {
         ],
         "sometimes-relay-back-while-copy-queued" => vec![
             dispatched(false),
-            E::RelayReclaimed { instance: i, message: MessageId(1), process: p, silent: false },
-            E::RelayDelivered { instance: i, message: MessageId(1), process: p, redelivery: true, duplicate: false },
+            E::RelayReclaimed { instance: i, message: MessageId(1), process: p, silent: false, delivery: None },
+            E::RelayDelivered {
+                instance: i,
+                message: MessageId(1),
+                process: p,
+                redelivery: true,
+                duplicate: false,
+                delivery: None,
+            },
         ],
         fault => {
             let fault = fault_named(fault);
@@ -354,8 +377,15 @@ fn a_relay_back_counts_only_at_the_process_it_was_taken_from_with_a_copy_still_w
     let (i, e, p, m) = (InstanceId(0), ExecId(1), ProcessId(1), MessageId(1));
     let dispatched =
         E::Dispatched { instance: i, exec: e, path: ResumePath::Relay, process: p, lane: 0, misrouted: false };
-    let taken = E::RelayReclaimed { instance: i, message: m, process: p, silent: false };
-    let to = |process| E::RelayDelivered { instance: i, message: m, process, redelivery: true, duplicate: false };
+    let taken = E::RelayReclaimed { instance: i, message: m, process: p, silent: false, delivery: None };
+    let to = |process| E::RelayDelivered {
+        instance: i,
+        message: m,
+        process,
+        redelivery: true,
+        duplicate: false,
+        delivery: None,
+    };
     let taken_by_lane = E::ClaimAttempt { instance: i, exec: e, owner: OwnerId::lane(p, 0), path: ResumePath::Relay };
     let run = |events: Vec<E>| {
         let mut c = property("sometimes-relay-back-while-copy-queued");
@@ -436,8 +466,10 @@ fn a_window_short_of_full_or_emptied_by_acks_is_not_reached() {
         process: ProcessId(1),
         redelivery: false,
         duplicate: false,
+        delivery: None,
     };
-    let acked = |m| ModelEvent::RelayAcked { instance: InstanceId(0), message: crate::ids::MessageId(m) };
+    let acked =
+        |m| ModelEvent::RelayAcked { instance: InstanceId(0), message: crate::ids::MessageId(m), delivery: None };
     let seven: Vec<(u64, ModelEvent)> = (0..7).map(|m| (1, delivered(m))).collect();
     let mut c = property("sometimes-prefetch-window-full");
     assert_eq!(feed(c.as_mut(), seven.clone()), Check::Ok);
