@@ -301,6 +301,16 @@ mod tests {
         totals
     }
 
+    /// A reclaim of message `m` from consumer `p`, built from the variant's example so
+    /// that it names only the fields these books read.
+    fn reclaimed(m: u32, p: u32) -> ModelEvent {
+        let mut event = ModelEvent::example(crate::event::tag::RELAY_RECLAIMED).expect("every tag has an example");
+        if let ModelEvent::RelayReclaimed { instance, message, process, .. } = &mut event {
+            (*instance, *message, *process) = (InstanceId(m), MessageId(m), ProcessId(p));
+        }
+        event
+    }
+
     proptest::proptest! {
         /// The index of holders by message settles exactly what visiting every consumer
         /// did: the same count after every delivery, duplicates and reclaims included.
@@ -313,12 +323,7 @@ mod tests {
                 .map(|&(what, m, p)| match what {
                     0 => delivered(m, p),
                     1 => acked(m),
-                    _ => ModelEvent::RelayReclaimed {
-                        instance: InstanceId(m),
-                        message: MessageId(m),
-                        process: ProcessId(p),
-                        silent: false,
-                    },
+                    _ => reclaimed(m, p),
                 })
                 .collect();
             let mut window = PrefetchWindow::default();
