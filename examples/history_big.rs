@@ -8,7 +8,7 @@
 use std::io::{BufWriter, Write};
 
 use serde_json::Value;
-use sutra_sim::history::{render, RunInfo};
+use sutra_sim::history::{render, RunInfo, LINE_KEYS};
 use sutra_sim::plugin::CheckerSet;
 use sutra_sim_model::{RunOptions, Scenario};
 
@@ -70,6 +70,20 @@ fn renumber(line: &mut Value, o: &Offsets, next: &mut Offsets) {
     }
 }
 
+/// The line as `run --history` writes it: the line's own keys first, in
+/// [`LINE_KEYS`] order, then the event's fields (a `Value` prints its keys sorted, and a
+/// reader reads a line that starts as the schema says a writer starts it without a JSON
+/// parser for its head).
+fn in_writer_order(line: &Value) -> String {
+    let obj = line.as_object().expect("an event line is an object");
+    let head = LINE_KEYS.iter().filter_map(|k| obj.get(*k).map(|v| format!("{}:{v}", Value::from(*k))));
+    let rest = obj
+        .iter()
+        .filter(|(k, _)| !LINE_KEYS.contains(&k.as_str()))
+        .map(|(k, v)| format!("{}:{v}", Value::from(k.as_str())));
+    format!("{{{}}}", head.chain(rest).collect::<Vec<_>>().join(","))
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let out = args.get(1).expect("usage: history_big OUT.jsonl EVENTS");
@@ -95,7 +109,7 @@ fn main() {
         for line in lines {
             let mut v: Value = serde_json::from_str(line).unwrap();
             renumber(&mut v, &offsets, &mut next);
-            writeln!(file, "{v}").unwrap();
+            writeln!(file, "{}", in_writer_order(&v)).unwrap();
             written += 1;
         }
         next.time = next.time.max(offsets.time + outcome.sim_time.as_nanos()) + 1_000_000_000;

@@ -174,7 +174,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    purge_freed_memory_at_once();
+    purge_freed_memory_soon();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => commands::run::run(args),
@@ -248,15 +248,22 @@ unsafe extern "C" {
     fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
 }
 
-/// Gives the pages a finished world freed back to the system at once instead of after a
-/// delay: with the delay, a sweep of 6,000-instance worlds held on to the freed pages of
-/// earlier worlds and its peak memory grew with the seeds it ran (55 MB for one seed, 73
-/// MB for 20, 83 MB for 60, `--jobs 1`); purged at once it stays at 42-44 MB however many.
-/// No measurable cost on smoke (`/usr/bin/time`, 3,000 seeds).
-fn purge_freed_memory_at_once() {
-    // SAFETY: setting a documented option to a documented value (0: purge immediately),
-    // before any thread starts.
-    unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) }
+/// How long freed pages stay with the process before mimalloc gives them back, in ms.
+const PURGE_DELAY_MS: std::ffi::c_long = 10;
+
+/// Gives the pages a finished world freed back to the system soon — [`PURGE_DELAY_MS`]
+/// after they empty — instead of after mimalloc's default second: with the default, a
+/// sweep of 6,000-instance worlds held on to the freed pages of earlier worlds and its
+/// peak memory grew with the seeds it ran (55 MB for one seed, 73 MB for 20, 83 MB for 60,
+/// `--jobs 1`). Not at once (a delay of 0): then every page that emptied went back to the
+/// system and the next allocation faulted a fresh one in, so a sweep re-faulted its
+/// world's pages on every seed, and `check` its line buffers' on every few lines (perf on
+/// `check` of 1M events: a third of the time in `madvise`, page faults and zeroing
+/// pages). A smoke seed takes well under the delay, so the next one reuses the pages.
+fn purge_freed_memory_soon() {
+    // SAFETY: setting a documented option to a documented value (a delay in ms), before
+    // any thread starts.
+    unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) }
 }
 
 #[cfg(test)]
@@ -269,8 +276,8 @@ mod tests {
         unsafe {
             assert_eq!(mi_option_get(MI_OPTION_PURGE_DELAY), 1_000, "not the purge delay: its default is 1,000 ms");
         }
-        purge_freed_memory_at_once();
+        purge_freed_memory_soon();
         // SAFETY: as above.
-        assert_eq!(unsafe { mi_option_get(MI_OPTION_PURGE_DELAY) }, 0);
+        assert_eq!(unsafe { mi_option_get(MI_OPTION_PURGE_DELAY) }, PURGE_DELAY_MS);
     }
 }

@@ -126,13 +126,7 @@ impl Decoder {
     }
 
     fn node(&mut self, name: &str) -> NodeId {
-        if let Some(&id) = self.nodes.get(name) {
-            return id;
-        }
-        let id = NodeId(self.node_names.len() as u32);
-        self.nodes.insert(name.to_string(), id);
-        self.node_names.push(name.to_string());
-        id
+        node_id(&mut self.nodes, &mut self.node_names, name)
     }
 
     fn owner(&mut self, name: &str) -> u64 {
@@ -150,11 +144,10 @@ impl Decoder {
     /// line's own keys are fields no variant has, so they are passed over); a line that
     /// does not read so — string owner ids — is read again through a JSON value.
     pub fn event(&mut self, head: &Head, bytes: &[u8]) -> Result<Decoded, String> {
-        if !self.variants.contains_key(head.kind.as_str()) {
+        let Some((variant, _)) = self.variants.get(head.kind.as_str()) else {
             return Ok(Decoded::Skipped);
-        }
-        let node = self.node(&head.node);
-        let variant = &self.variants[head.kind.as_str()].0;
+        };
+        let node = node_id(&mut self.nodes, &mut self.node_names, &head.node);
         let (seq, time) = (head.seq, SimTime(head.time_ns));
         let mut json = serde_json::Deserializer::from_slice(bytes);
         let kind = match ModelEvent::deserialize(Variant { name: variant, inner: &mut json }) {
@@ -185,6 +178,18 @@ impl Decoder {
         };
         serde_json::from_value(value).map_err(|e| format!("a {kind} event: {e}"))
     }
+}
+
+/// The id of node `name`, numbering a new name next (apart from [`Decoder`], so that an
+/// event's variant name stays borrowed from it meanwhile).
+fn node_id(nodes: &mut HashMap<String, NodeId>, names: &mut Vec<String>, name: &str) -> NodeId {
+    if let Some(&id) = nodes.get(name) {
+        return id;
+    }
+    let id = NodeId(names.len() as u32);
+    nodes.insert(name.to_string(), id);
+    names.push(name.to_string());
+    id
 }
 
 /// Presents one line to serde as the enum variant `name` whose fields are the line's keys:
