@@ -94,14 +94,14 @@ pub async fn operator(world: Rc<World>) {
                     futures::future::pending::<()>().await;
                 }
             });
-            let status = {
-                let handler = std::pin::pin!(request.migrate());
-                match futures::future::select(hung_up, handler).await {
-                    futures::future::Either::Right((status, _)) => status,
-                    futures::future::Either::Left(_) => {
-                        request.hung_up_exit().await;
-                        AdminStatus::HungUp
-                    }
+            let handler = Box::pin(request.migrate());
+            let status = match futures::future::select(hung_up, handler).await {
+                futures::future::Either::Right((status, _)) => status,
+                futures::future::Either::Left((_, handler)) => {
+                    // The server drops the handler at its await point; nothing of it runs again.
+                    drop(handler);
+                    request.hung_up_exit().await;
+                    AdminStatus::HungUp
                 }
             };
             let task = executor::current_task().map_or(0, |t| t.number());

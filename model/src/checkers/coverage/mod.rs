@@ -17,7 +17,9 @@ mod drained_replica_released;
 mod expired_lock_taken_over;
 mod fault_injected;
 mod froze_retrying_commit;
+mod hung_up_migration_released;
 mod lease_holder_froze_before_select;
+mod migration_validation_error;
 mod misrouted_work_bounced;
 mod override_routed;
 mod paused_consumer_redelivered;
@@ -115,7 +117,7 @@ const fn listed<P: Property>() -> Listed {
 }
 
 /// The situation-named properties, in listing order; one per fault kind follows them.
-const LISTING: [Listed; 34] = [
+const LISTING: [Listed; 36] = [
     listed::<relay_refused::RelayRefused>(),
     listed::<timer_deferred::TimerDeferred>(),
     listed::<admin_409::Admin409>(),
@@ -150,6 +152,8 @@ const LISTING: [Listed; 34] = [
     listed::<zombie_resumed_mid_step::ZombieResumedMidStep>(),
     listed::<relay_back_while_copy_queued::RelayBackWhileCopyQueued>(),
     listed::<expired_lock_taken_over::ExpiredLockTakenOver>(),
+    listed::<hung_up_migration_released::HungUpMigrationReleased>(),
+    listed::<migration_validation_error::MigrationValidationError>(),
 ];
 
 /// Every coverage property's registration, in listing order.

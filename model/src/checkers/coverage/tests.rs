@@ -95,6 +95,13 @@ fn history_reaching(name: &str) -> Vec<ModelEvent> {
         "sometimes-paused-replica-resumed" => vec![E::ReplicaResumed { replica: 0, process: p }],
         "sometimes-skewed-replica-claimed" => vec![E::ClockSkewed { replica: 0, offset_ms: 500 }, grant],
         "sometimes-pull-task-completed" => vec![E::TaskCompleted { instance: i, worker: 0 }],
+        "sometimes-hung-up-migration-released" => vec![
+            E::Released { instance: i, exec: e, owner, epoch: 1, current_epoch: 1, released: true, task: Some(30) },
+            E::AdminRequestEnded { process: p, task: 30, instance: i, status: crate::event::AdminStatus::HungUp },
+        ],
+        "sometimes-migration-validation-error" => {
+            vec![E::AdminRequestEnded { process: p, task: 30, instance: i, status: crate::event::AdminStatus::Invalid }]
+        }
         "sometimes-expired-lock-taken-over" => vec![
             E::TaskParked { instance: i, step: 2 },
             E::TaskLocked { instance: i, worker: 0 },
