@@ -400,7 +400,8 @@ pub enum ModelEvent {
     SwarmSelected { enabled: Vec<crate::faults::kind::FaultKind> },
     /// The faulty phase ended: no more faults; everything restarts and resumes.
     Healed,
-    /// The claim-bounce meter at the end of the run (R13), split by path.
+    /// The claim-bounce meter at the end of the run (R13), split by path, as the harness
+    /// reads the runtime's exported counter.
     BounceMeter { relay: u32, timer: u32 },
     // New variants go last: an event's postcard encoding (which the fingerprint folds)
     // names its variant by position.
@@ -410,6 +411,16 @@ pub enum ModelEvent {
     /// A replica process exited by itself after a shutdown request: not a crash — it had
     /// every chance to run its exit paths. It restarts later as a new process.
     ReplicaStopped { replica: u32, process: ProcessId },
+    /// The consumer dead-lettered a delivery: settled for good, to the dead-letter queue,
+    /// with the code it gave as the reason (broker witness: the dead-letter queue records
+    /// the delivery and its reason header). R7: only "this will never work" belongs there.
+    RelayDeadLettered {
+        instance: InstanceId,
+        message: MessageId,
+        #[serde(default)]
+        delivery: Option<u32>,
+        code: Code,
+    },
 }
 
 /// A component whose events a checker may believe: it reports what it did, not what the
@@ -493,9 +504,11 @@ impl ModelEvent {
             | SweepSelected { .. }
             | SweepClearMissed { .. }
             | LeaseAcquired { .. } => Source::Witness(Store),
-            RelayDelivered { .. } | RelayAcked { .. } | RelayRequeued { .. } | RelayReclaimed { .. } => {
-                Source::Witness(Broker)
-            }
+            RelayDelivered { .. }
+            | RelayAcked { .. }
+            | RelayRequeued { .. }
+            | RelayReclaimed { .. }
+            | RelayDeadLettered { .. } => Source::Witness(Broker),
             // The environment: what the harness did to the world and asked of it. The
             // workload (the harness's client) creates the instances; the state-lane
             // primitive is the simulator's (`sutra_sim_core::StateLane`), and its observer
@@ -515,7 +528,10 @@ impl ModelEvent {
             | TimeoutSkewed { .. }
             | FaultInjected { .. }
             | SwarmSelected { .. }
-            | Healed => Source::Witness(Executor),
+            | Healed
+            // The harness's reading of the runtime's exported meter (a scrape): the number
+            // R13 makes the rollout's observable, judged against the store's refusals.
+            | BounceMeter { .. } => Source::Witness(Executor),
             // The code under test about itself.
             Dispatched { .. }
             | ClaimAttempt { .. }
@@ -526,8 +542,7 @@ impl ModelEvent {
             | ExecutionEnded { .. }
             | MigrationRequested { .. }
             | BindingChanged { .. }
-            | SnapshotUsed { .. }
-            | BounceMeter { .. } => Source::Narrative,
+            | SnapshotUsed { .. } => Source::Narrative,
         }
     }
 
@@ -649,6 +664,7 @@ impl ModelEvent {
             tag::TASK_ABORTED => TaskAborted { replica: 0, process, lane: 0, task: 0 },
             tag::SHUTDOWN_REQUESTED => ShutdownRequested { replica: 0, process, drain_ns: 0 },
             tag::REPLICA_STOPPED => ReplicaStopped { replica: 0, process },
+            tag::RELAY_DEAD_LETTERED => RelayDeadLettered { instance, message, delivery: Some(1), code },
             _ => return None,
         })
     }
@@ -657,7 +673,7 @@ impl ModelEvent {
 /// Event tags ([`EventKind::tag`]): one per variant, for checkers' interest masks.
 pub mod tag {
     /// How many tags there are: every tag is below this, and every number below it is a tag.
-    pub const COUNT: u8 = 49;
+    pub const COUNT: u8 = 50;
 
     /// The kebab-case name of the events with tag `tag` (as [`sutra_sim_core::EventKind::name`]
     /// gives it), or `None` if no event has that tag.
@@ -776,6 +792,8 @@ pub mod tag {
     pub const SHUTDOWN_REQUESTED: u8 = 47;
     /// [`super::ModelEvent::ReplicaStopped`].
     pub const REPLICA_STOPPED: u8 = 48;
+    /// [`super::ModelEvent::RelayDeadLettered`].
+    pub const RELAY_DEAD_LETTERED: u8 = 49;
 }
 
 impl EventKind for ModelEvent {
@@ -829,6 +847,7 @@ impl EventKind for ModelEvent {
             ModelEvent::ReplicaCrashed { .. } => "replica-crashed",
             ModelEvent::ShutdownRequested { .. } => "shutdown-requested",
             ModelEvent::ReplicaStopped { .. } => "replica-stopped",
+            ModelEvent::RelayDeadLettered { .. } => "relay-dead-lettered",
             ModelEvent::ReplicaRestarted { .. } => "replica-restarted",
             ModelEvent::ReplicaPaused { .. } => "replica-paused",
             ModelEvent::ReplicaResumed { .. } => "replica-resumed",
@@ -851,6 +870,7 @@ impl EventKind for ModelEvent {
             | RelayAcked { instance, .. }
             | RelayRequeued { instance, .. }
             | RelayReclaimed { instance, .. }
+            | RelayDeadLettered { instance, .. }
             | TimerScheduled { instance, .. }
             | TimerDeferred { instance, .. }
             | Dispatched { instance, .. }
@@ -930,6 +950,7 @@ impl EventKind for ModelEvent {
             ModelEvent::ReplicaCrashed { .. } => tag::REPLICA_CRASHED,
             ModelEvent::ShutdownRequested { .. } => tag::SHUTDOWN_REQUESTED,
             ModelEvent::ReplicaStopped { .. } => tag::REPLICA_STOPPED,
+            ModelEvent::RelayDeadLettered { .. } => tag::RELAY_DEAD_LETTERED,
             ModelEvent::ReplicaRestarted { .. } => tag::REPLICA_RESTARTED,
             ModelEvent::ReplicaPaused { .. } => tag::REPLICA_PAUSED,
             ModelEvent::ReplicaResumed { .. } => tag::REPLICA_RESUMED,
@@ -1080,7 +1101,6 @@ mod tests {
                 "migration-requested",
                 "binding-changed",
                 "snapshot-used",
-                "bounce-meter",
             ]
         );
         assert_eq!(tag::source(tag::COMMIT_ACCEPTED), Some(Source::Witness(Witness::Store)));
