@@ -13,8 +13,9 @@
 //!   requeue of the very delivery it named (relay), or by the store's deferral of the timer
 //!   row asked by the refusing task (timer) — a lane gives its trigger back only after the
 //!   refusal's reply reached it. Each give-back answers the latest refusal of its delivery
-//!   or task at most once, and a refusal whose reply the environment lost (`call-struck`)
-//!   was never heard.
+//!   or task at most once, and a refusal whose reply the environment lost (`call-struck`),
+//!   or whose task was aborted before the give-back (`task-aborted`: the reply may still
+//!   have been on its way), may never have been heard.
 //!
 //! The quiet scenario judges it like every other: this is about the meter's honesty, which
 //! `quiet-bounce-meter` (the meter's level in a run without contention) takes for granted.
@@ -46,8 +47,9 @@ struct Counts {
 pub struct BounceMeterAgrees {
     relay: Counts,
     timer: Counts,
-    /// Relay refusals not yet answered by a requeue, by the delivery they named.
-    unanswered_relays: BTreeMap<u32, ExecId>,
+    /// Relay refusals not yet answered by a requeue, by the delivery they named: the
+    /// execution and the task that asked.
+    unanswered_relays: BTreeMap<u32, (ExecId, Option<u64>)>,
     /// Timer refusals not yet answered by a deferral, by the task that asked.
     unanswered_timers: BTreeMap<u64, ExecId>,
     /// The meter as the harness read it: (relay, timer).
@@ -68,7 +70,14 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
 impl Checker<ModelEvent, ModelView> for BounceMeterAgrees {
     fn interest(&self) -> u64 {
         use crate::event::tag::*;
-        sutra_sim_core::tag_mask(&[CLAIM_REFUSED, RELAY_REQUEUED, TIMER_DEFERRED, CALL_STRUCK, BOUNCE_METER])
+        sutra_sim_core::tag_mask(&[
+            CLAIM_REFUSED,
+            RELAY_REQUEUED,
+            TIMER_DEFERRED,
+            CALL_STRUCK,
+            TASK_ABORTED,
+            BOUNCE_METER,
+        ])
     }
 
     fn name(&self) -> &str {
@@ -85,7 +94,7 @@ impl Checker<ModelEvent, ModelView> for BounceMeterAgrees {
                 ResumePath::Relay | ResumePath::PullCompletion => {
                     self.relay.refused += 1;
                     if let Some(d) = delivery {
-                        self.unanswered_relays.insert(*d, *exec);
+                        self.unanswered_relays.insert(*d, (*exec, *task));
                     }
                 }
                 ResumePath::Timer => {
@@ -102,8 +111,14 @@ impl Checker<ModelEvent, ModelView> for BounceMeterAgrees {
                 fault: crate::event::CallFault::ReplyLost,
                 ..
             } => {
-                self.unanswered_relays.retain(|_, e| e != exec);
+                self.unanswered_relays.retain(|_, (e, _)| e != exec);
                 self.unanswered_timers.retain(|_, e| e != exec);
+            }
+            // An aborted task may never have heard a refusal still on its way back: the
+            // lane's next worker gives the trigger back whatever the answer was.
+            ModelEvent::TaskAborted { task, .. } => {
+                self.unanswered_relays.retain(|_, (_, t)| *t != Some(*task));
+                self.unanswered_timers.remove(task);
             }
             ModelEvent::RelayRequeued { delivery: Some(d), .. } => {
                 if self.unanswered_relays.remove(d).is_some() {
@@ -226,6 +241,20 @@ mod tests {
         };
         // Refused, reply lost; the claim sent again was granted and the step failed: requeued.
         let h = vec![(1, refused(1, ResumePath::Relay, Some(5), 7)), (1, lost), (3, requeued(5)), (9, meter(0, 0))];
+        assert_eq!(feed(&mut BounceMeterAgrees::default(), h), Check::Ok);
+    }
+
+    #[test]
+    fn a_refusal_whose_task_was_aborted_before_the_give_back_need_not_be_counted() {
+        // swarm seed 6052: the reply was delayed by a latency spike, the task aborted before
+        // it arrived, and the lane's next worker requeued the delivery.
+        let aborted = ModelEvent::TaskAborted { replica: 0, process: ProcessId(1), lane: 0, task: 7 };
+        let h = vec![
+            (1, refused(1, ResumePath::Relay, Some(5), 7)),
+            (200, aborted),
+            (300, requeued(5)),
+            (900, meter(0, 0)),
+        ];
         assert_eq!(feed(&mut BounceMeterAgrees::default(), h), Check::Ok);
     }
 
