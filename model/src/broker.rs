@@ -189,6 +189,19 @@ impl Broker {
         }
     }
 
+    /// Dead-letters a delivery: it is settled for good and parked in the dead-letter queue
+    /// with `code` as its reason, never to be delivered again.
+    pub fn dead_letter(&self, tag: u32, code: crate::ids::Code) {
+        if let Some(relay) = self.settle(tag) {
+            self.tracer.emit(ModelEvent::RelayDeadLettered {
+                instance: relay.instance,
+                message: relay.message,
+                delivery: Some(tag),
+                code,
+            });
+        }
+    }
+
     /// Delivers a copy of `relay` again later (the duplicate-delivery fault).
     pub fn duplicate(&self, relay: Relay, delay: Duration) {
         self.enqueue_after(relay, delay, Origin::Duplicate);

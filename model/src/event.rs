@@ -421,7 +421,8 @@ pub enum ModelEvent {
     SwarmSelected { enabled: Vec<crate::faults::kind::FaultKind> },
     /// The faulty phase ended: no more faults; everything restarts and resumes.
     Healed,
-    /// The claim-bounce meter at the end of the run (R13), split by path.
+    /// The claim-bounce meter at the end of the run (R13), split by path, as the harness
+    /// reads the runtime's exported counter.
     BounceMeter { relay: u32, timer: u32 },
     // New variants go last: an event's postcard encoding (which the fingerprint folds)
     // names its variant by position.
@@ -435,6 +436,16 @@ pub enum ModelEvent {
     /// witness: the replica's server saw it finish and what it answered, or found the client
     /// gone). Nothing of that request runs after this.
     AdminRequestEnded { process: ProcessId, task: u64, instance: InstanceId, status: AdminStatus },
+    /// The consumer dead-lettered a delivery: settled for good, to the dead-letter queue,
+    /// with the code it gave as the reason (broker witness: the dead-letter queue records
+    /// the delivery and its reason header). R7: only "this will never work" belongs there.
+    RelayDeadLettered {
+        instance: InstanceId,
+        message: MessageId,
+        #[serde(default)]
+        delivery: Option<u32>,
+        code: Code,
+    },
 }
 
 /// A component whose events a checker may believe: it reports what it did, not what the
@@ -518,9 +529,11 @@ impl ModelEvent {
             | SweepSelected { .. }
             | SweepClearMissed { .. }
             | LeaseAcquired { .. } => Source::Witness(Store),
-            RelayDelivered { .. } | RelayAcked { .. } | RelayRequeued { .. } | RelayReclaimed { .. } => {
-                Source::Witness(Broker)
-            }
+            RelayDelivered { .. }
+            | RelayAcked { .. }
+            | RelayRequeued { .. }
+            | RelayReclaimed { .. }
+            | RelayDeadLettered { .. } => Source::Witness(Broker),
             // The environment: what the harness did to the world and asked of it. The
             // workload (the harness's client) creates the instances; the state-lane
             // primitive is the simulator's (`sutra_sim_core::StateLane`), and its observer
@@ -541,7 +554,10 @@ impl ModelEvent {
             | TimeoutSkewed { .. }
             | FaultInjected { .. }
             | SwarmSelected { .. }
-            | Healed => Source::Witness(Executor),
+            | Healed
+            // The harness's reading of the runtime's exported meter (a scrape): the number
+            // R13 makes the rollout's observable, judged against the store's refusals.
+            | BounceMeter { .. } => Source::Witness(Executor),
             // The code under test about itself.
             Dispatched { .. }
             | ClaimAttempt { .. }
@@ -552,8 +568,7 @@ impl ModelEvent {
             | ExecutionEnded { .. }
             | MigrationRequested { .. }
             | BindingChanged { .. }
-            | SnapshotUsed { .. }
-            | BounceMeter { .. } => Source::Narrative,
+            | SnapshotUsed { .. } => Source::Narrative,
         }
     }
 
@@ -676,6 +691,7 @@ impl ModelEvent {
             tag::SHUTDOWN_REQUESTED => ShutdownRequested { replica: 0, process, drain_ns: 0 },
             tag::REPLICA_STOPPED => ReplicaStopped { replica: 0, process },
             tag::ADMIN_REQUEST_ENDED => AdminRequestEnded { process, task: 0, instance, status: AdminStatus::Migrated },
+            tag::RELAY_DEAD_LETTERED => RelayDeadLettered { instance, message, delivery: Some(1), code },
             _ => return None,
         })
     }
@@ -684,7 +700,7 @@ impl ModelEvent {
 /// Event tags ([`EventKind::tag`]): one per variant, for checkers' interest masks.
 pub mod tag {
     /// How many tags there are: every tag is below this, and every number below it is a tag.
-    pub const COUNT: u8 = 50;
+    pub const COUNT: u8 = 51;
 
     /// The kebab-case name of the events with tag `tag` (as [`sutra_sim_core::EventKind::name`]
     /// gives it), or `None` if no event has that tag.
@@ -805,6 +821,8 @@ pub mod tag {
     pub const REPLICA_STOPPED: u8 = 48;
     /// [`super::ModelEvent::AdminRequestEnded`].
     pub const ADMIN_REQUEST_ENDED: u8 = 49;
+    /// [`super::ModelEvent::RelayDeadLettered`].
+    pub const RELAY_DEAD_LETTERED: u8 = 50;
 }
 
 impl EventKind for ModelEvent {
@@ -859,6 +877,7 @@ impl EventKind for ModelEvent {
             ModelEvent::ShutdownRequested { .. } => "shutdown-requested",
             ModelEvent::ReplicaStopped { .. } => "replica-stopped",
             ModelEvent::AdminRequestEnded { .. } => "admin-request-ended",
+            ModelEvent::RelayDeadLettered { .. } => "relay-dead-lettered",
             ModelEvent::ReplicaRestarted { .. } => "replica-restarted",
             ModelEvent::ReplicaPaused { .. } => "replica-paused",
             ModelEvent::ReplicaResumed { .. } => "replica-resumed",
@@ -881,6 +900,7 @@ impl EventKind for ModelEvent {
             | RelayAcked { instance, .. }
             | RelayRequeued { instance, .. }
             | RelayReclaimed { instance, .. }
+            | RelayDeadLettered { instance, .. }
             | TimerScheduled { instance, .. }
             | TimerDeferred { instance, .. }
             | Dispatched { instance, .. }
@@ -962,6 +982,7 @@ impl EventKind for ModelEvent {
             ModelEvent::ShutdownRequested { .. } => tag::SHUTDOWN_REQUESTED,
             ModelEvent::ReplicaStopped { .. } => tag::REPLICA_STOPPED,
             ModelEvent::AdminRequestEnded { .. } => tag::ADMIN_REQUEST_ENDED,
+            ModelEvent::RelayDeadLettered { .. } => tag::RELAY_DEAD_LETTERED,
             ModelEvent::ReplicaRestarted { .. } => tag::REPLICA_RESTARTED,
             ModelEvent::ReplicaPaused { .. } => tag::REPLICA_PAUSED,
             ModelEvent::ReplicaResumed { .. } => tag::REPLICA_RESUMED,
@@ -1112,7 +1133,6 @@ mod tests {
                 "migration-requested",
                 "binding-changed",
                 "snapshot-used",
-                "bounce-meter",
             ]
         );
         assert_eq!(tag::source(tag::COMMIT_ACCEPTED), Some(Source::Witness(Witness::Store)));

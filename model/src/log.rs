@@ -43,7 +43,11 @@ pub fn record(event: &ModelEvent) {
         | E::TaskParked { .. }
         | E::InstanceCompleted { .. }
         | E::RelayPublished { .. } => emit!(debug, "sutra_sim_model::store"),
-        E::RelayDelivered { .. } | E::RelayAcked { .. } | E::RelayRequeued { .. } | E::RelayReclaimed { .. } => {
+        E::RelayDelivered { .. }
+        | E::RelayAcked { .. }
+        | E::RelayRequeued { .. }
+        | E::RelayReclaimed { .. }
+        | E::RelayDeadLettered { .. } => {
             emit!(debug, "sutra_sim_model::broker")
         }
         E::Lane { .. } => emit!(trace, "sutra_sim_model::replica"),

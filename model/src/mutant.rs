@@ -118,6 +118,14 @@ pub enum Mutant {
     /// cutoff`, so a lane's own re-claim (a claim sent again after its reply was lost, an
     /// aborted execution's exit path) is refused (breaks R2, R10).
     ClaimRefusesOwnOwner,
+    /// The claim-bounce meter is counted where a trigger is handed back rather than where
+    /// the claim is refused, so failed, cancelled and handed-back work reads as bounces
+    /// (breaks R13).
+    MeterCountsGiveBacks,
+    /// The relay path's error mapping retries the step failures it lists and dead-letters
+    /// every other code — `CLAIM_HELD` included, so a relay that only lost a race is parked
+    /// for good (breaks R4, R7).
+    ClaimHeldDeadLettered,
 }
 
 /// What a mutant breaks and who is expected to catch it.
@@ -142,7 +150,7 @@ pub struct MutantInfo {
 }
 
 /// Every mutant, in the order of DESIGN.md §7.
-pub const MUTANTS: [MutantInfo; 35] = [
+pub const MUTANTS: [MutantInfo; 37] = [
     MutantInfo {
         mutant: Mutant::PerProcessOwner,
         name: "per-process-owner",
@@ -422,6 +430,22 @@ pub const MUTANTS: [MutantInfo; 35] = [
         rules: "R2, R10",
         caught_by: "refusal-grounds",
         description: "the claim predicate grants a free or stale row only, refusing its own owner's re-claim",
+        deep: false,
+    },
+    MutantInfo {
+        mutant: Mutant::MeterCountsGiveBacks,
+        name: "meter-counts-give-backs",
+        rules: "R13",
+        caught_by: "bounce-meter-agrees",
+        description: "the bounce meter counts every trigger handed back, not every refused claim",
+        deep: false,
+    },
+    MutantInfo {
+        mutant: Mutant::ClaimHeldDeadLettered,
+        name: "claim-held-dead-lettered",
+        rules: "R4, R7",
+        caught_by: "refusal-contract",
+        description: "the relay path dead-letters every code but the step failures it lists, CLAIM_HELD included",
         deep: false,
     },
 ];

@@ -31,12 +31,13 @@ pub const LIVE_STATE_READERS: [&str; 2] = ["bindings-consistent", "tickets-follo
 
 /// Built-in checkers that read the scenario's parameters (timeouts, prefetch, thresholds,
 /// the progress bound, fault spans): they cannot judge without a scenario.
-pub const SCENARIO_READERS: [&str; 7] = [
+pub const SCENARIO_READERS: [&str; 8] = [
     "eventual-completion",
     "live-leak",
     "prefetch-window",
     "quiet-bounce-meter",
     "refusal-contract",
+    "refusal-grounds",
     "stale-steal",
     "sweep-by-age",
 ];

@@ -3,6 +3,7 @@
 //! only — exactly what a user-written checker can see.
 
 pub mod bindings_consistent;
+pub mod bounce_meter_agrees;
 pub mod commit_by_owner;
 pub mod commit_once;
 pub mod coverage;
@@ -73,6 +74,7 @@ pub fn built_in() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
         live_leak::spec(),
         eventual_completion::spec(),
         quiet_bounce_meter::spec(),
+        bounce_meter_agrees::spec(),
     ]
 }
 

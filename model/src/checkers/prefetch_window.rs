@@ -125,7 +125,9 @@ impl PrefetchWindow {
                 }
                 return Some((*process, *message, total));
             }
-            ModelEvent::RelayAcked { message, .. } | ModelEvent::RelayRequeued { message, .. } => self.settle(*message),
+            ModelEvent::RelayAcked { message, .. }
+            | ModelEvent::RelayRequeued { message, .. }
+            | ModelEvent::RelayDeadLettered { message, .. } => self.settle(*message),
             ModelEvent::RelayReclaimed { message, process, .. } => self.settle_at(*process, *message),
             _ => {}
         }
@@ -152,7 +154,13 @@ impl PrefetchWindow {
 impl Checker<ModelEvent, ModelView> for PrefetchWindow {
     fn interest(&self) -> u64 {
         use crate::event::tag;
-        sutra_sim_core::tag_mask(&[tag::RELAY_DELIVERED, tag::RELAY_ACKED, tag::RELAY_REQUEUED, tag::RELAY_RECLAIMED])
+        sutra_sim_core::tag_mask(&[
+            tag::RELAY_DELIVERED,
+            tag::RELAY_ACKED,
+            tag::RELAY_REQUEUED,
+            tag::RELAY_RECLAIMED,
+            tag::RELAY_DEAD_LETTERED,
+        ])
     }
 
     fn name(&self) -> &str {

@@ -10,8 +10,8 @@
 //!   back from its consumer (it died or froze) — within [`requeue_bound`] of the refusal,
 //!   counted in the time the refusing process *ran* (a frozen or dead process runs
 //!   nothing). Waiting before the requeue ("backoff" in the lane) holds the delivery's
-//!   prefetch slot and the lane; acking it instead (a dead-letter) drops a relay that only
-//!   lost a race; and the refusing lane task sending its next store request while the copy
+//!   prefetch slot and the lane; acking or dead-lettering it instead drops a relay that
+//!   only lost a race (R7: `CLAIM_HELD` is "try again"); and the refusing lane task sending its next store request while the copy
 //!   is still unsettled is a lane that moved on holding it. A refusal is judged by its
 //!   own delivery alone: a takeback of another copy of the same relay excuses nothing, and
 //!   the judgement waits for no later request of the refusing task. A history without
@@ -133,6 +133,7 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
             RELAY_ACKED,
             RELAY_REQUEUED,
             RELAY_RECLAIMED,
+            RELAY_DEAD_LETTERED,
             RELAY_DELIVERED,
             TIMER_SCHEDULED,
             TIMER_DEFERRED,
@@ -354,11 +355,14 @@ impl RefusalContract {
     fn judge_deliveries(&mut self, kind: &ModelEvent, now: u64, view: &ModelView) -> Check {
         if let ModelEvent::RelayRequeued { delivery: Some(d), .. }
         | ModelEvent::RelayReclaimed { delivery: Some(d), .. }
-        | ModelEvent::RelayAcked { delivery: Some(d), .. } = kind
+        | ModelEvent::RelayAcked { delivery: Some(d), .. }
+        | ModelEvent::RelayDeadLettered { delivery: Some(d), .. } = kind
         {
             self.settled_deliveries.insert(*d);
         }
-        if let ModelEvent::RelayAcked { delivery: Some(d), .. } = kind {
+        if let ModelEvent::RelayAcked { delivery: Some(d), .. }
+        | ModelEvent::RelayDeadLettered { delivery: Some(d), .. } = kind
+        {
             self.acked_deliveries.insert(*d);
         }
         match kind {
@@ -376,6 +380,16 @@ impl RefusalContract {
                         "delivery {d} of instance {}'s relay was refused at {} and then acked, not requeued: a relay that lost a race was dropped (R4)",
                         instance.0,
                         millis_text(r.at_ns)
+                    ));
+                }
+            }
+            ModelEvent::RelayDeadLettered { delivery: Some(d), instance, code, .. } => {
+                if let Some(r) = self.refused_deliveries.remove(d) {
+                    return Check::Fail(format!(
+                        "delivery {d} of instance {}'s relay was refused at {} (the claim was held: lost a race, retry) and then dead-lettered as {}: a refused relay is requeued (R4, R7)",
+                        instance.0,
+                        millis_text(r.at_ns),
+                        code.as_str()
                     ));
                 }
             }
@@ -629,6 +643,17 @@ mod tests {
     fn fires_on_a_refused_delivery_acked_instead_of_requeued() {
         let acked = ModelEvent::RelayAcked { instance: InstanceId(0), message: MessageId(1), delivery: Some(5) };
         assert!(fails(&feed(&mut RefusalContract::default(), vec![(1, refused_delivery(1, 5)), (2, acked)])));
+    }
+
+    #[test]
+    fn fires_on_a_refused_delivery_dead_lettered() {
+        let dead = ModelEvent::RelayDeadLettered {
+            instance: InstanceId(0),
+            message: MessageId(1),
+            delivery: Some(5),
+            code: crate::ids::Code::ResumeClaimHeld,
+        };
+        assert!(fails(&feed(&mut RefusalContract::default(), vec![(1, refused_delivery(1, 5)), (2, dead)])));
     }
 
     #[test]

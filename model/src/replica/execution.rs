@@ -282,7 +282,11 @@ impl ExecutionLane {
             });
             match self.claim(&again, self.owner(), None).await {
                 ClaimResult::Granted { epoch } => claim = Some(Claim { owner: self.owner(), epoch }),
-                ClaimResult::Refused { .. } => refused = true,
+                ClaimResult::Refused { .. } => {
+                    // A bounce like any other: the R13 meter counts every refusal a lane hears.
+                    self.count_bounce(work.path);
+                    refused = true;
+                }
             }
         }
         let committed = match (f.committing, claim) {
@@ -360,7 +364,7 @@ impl ExecutionLane {
                         w.ctx.emit(ModelEvent::ClaimAttempt { instance, exec, owner, path });
                     }
                     ClaimResult::Refused { .. } => {
-                        w.ctx.count_bounce(path);
+                        self.count_bounce(path);
                         self.inbox.update(|f| {
                             f.claiming = false;
                             f.refused = true;
@@ -602,6 +606,14 @@ impl ExecutionLane {
         }
     }
 
+    /// Counts a refusal the lane heard on the R13 meter. The careless meter of the
+    /// `meter-counts-give-backs` mutant counts where triggers are handed back instead.
+    fn count_bounce(&self, path: ResumePath) {
+        if !self.ctx.mutant_is(Mutant::MeterCountsGiveBacks) {
+            self.ctx.count_bounce(path);
+        }
+    }
+
     /// Gives the trigger back for a later attempt (see [`give_back`]).
     async fn retry_later(&self, work: &Work, refused: bool) -> Reaction {
         give_back(&self.ctx, &self.store, &self.broker, work, refused).await
@@ -623,6 +635,10 @@ impl ExecutionLane {
 /// does it on every exit that does not consume the trigger; a process shutting down does it
 /// for work queued and not started.
 pub async fn give_back(ctx: &Context, store: &Store, broker: &Broker, work: &Work, refused: bool) -> Reaction {
+    if ctx.mutant_is(Mutant::MeterCountsGiveBacks) {
+        // "A bounce is a trigger handed back": failed, cancelled and handed-back work counts too.
+        ctx.count_bounce(work.path);
+    }
     match work.source {
         Source::Relay { relay, tag, .. } if refused && ctx.mutant_is(Mutant::RefusedRelayRepublished) => {
             // "Try again right away": the refused relay is acked and published anew,
@@ -635,6 +651,16 @@ pub async fn give_back(ctx: &Context, store: &Store, broker: &Broker, work: &Wor
             // "Back off before handing it back": the lane sleeps, holding the delivery.
             sleep(ctx.scenario().timeouts.timer_backoff_base).await;
             broker.requeue(tag, ctx.scenario().timeouts.requeue_delay);
+            Reaction::Requeued
+        }
+        Source::Relay { tag, .. } if refused => {
+            let careless = ctx.mutant_is(Mutant::ClaimHeldDeadLettered);
+            match super::error_mapping::disposition(Code::ResumeClaimHeld, careless) {
+                super::error_mapping::Disposition::Requeue => {
+                    broker.requeue(tag, ctx.scenario().timeouts.requeue_delay);
+                }
+                super::error_mapping::Disposition::DeadLetter => broker.dead_letter(tag, Code::ResumeClaimHeld),
+            }
             Reaction::Requeued
         }
         Source::Relay { tag, .. } => {

@@ -7,6 +7,7 @@
 pub mod bindings;
 pub mod cluster;
 pub mod consumer;
+pub mod error_mapping;
 pub mod execution;
 pub mod shutdown;
 pub mod sweeper;
