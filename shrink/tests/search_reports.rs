@@ -38,6 +38,14 @@ fn an_input_that_is_already_simplest_stops_at_a_fixpoint_after_one_round() {
 }
 
 #[test]
+fn each_simpler_candidate_taken_is_counted() {
+    let mut property = |_: &Candidate| true;
+    let shrunk = shrink(Candidate::new(vec![1], vec![]), &mut property, call_limited(10_000)).unwrap();
+    // Round 1 takes the knob to 0 (one candidate accepted); round 2 finds nothing more.
+    assert_eq!((shrunk.candidate.knobs[0], shrunk.accepted, shrunk.rounds), (0, 1, 2));
+}
+
+#[test]
 fn the_reported_property_calls_are_the_calls_the_property_received() {
     // Knobs to lower, so the knob pass runs, and a property with no tapes of its own: every
     // call reported is one the property saw.
