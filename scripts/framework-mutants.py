@@ -14,7 +14,7 @@ Each group is one cargo-mutants run (--jobs 1, --timeout, --no-shuffle) with its
 output directory under --output; the script then prints every mutant's outcome and the
 counts (caught, missed, timeout, unviable) per group and in total.
 
-Usage:  scripts/framework-mutants.py [--sample 60] [--seed 1] [--timeout 240] [--in-place]
+Usage:  scripts/framework-mutants.py [--sample 60] [--seed 1] [--timeout 240] [--in-place] [--one-at-a-time]
         scripts/framework-mutants.py --only required     # groups 1 and 2
         scripts/framework-mutants.py --only sample       # group 3
         scripts/framework-mutants.py --names FILE        # exactly the mutants named in FILE
@@ -56,29 +56,48 @@ def required(name):
     return file in (SHRINKER_CORE, LANE) or (file == NODES and PAUSE_RESUME.search(name) is not None)
 
 
-def run_group(label, names, a):
-    """Runs cargo-mutants over `names` (one run per package); returns the outcome rows."""
+def run_mutants(label, package, names, output, a, baseline=True):
+    """One cargo-mutants run over `names` of `package`; returns the outcome rows."""
+    output.mkdir(parents=True, exist_ok=True)
+    regex = "^(" + "|".join(re.escape(n) for n in names) + ")$"
+    command = [
+        "cargo", "mutants", "--package", package, "--re", regex,
+        "--timeout", str(a.timeout), "--build-timeout", str(a.build_timeout),
+        "--no-shuffle", "--output", str(output),
+    ]
+    if not baseline:
+        command += ["--baseline", "skip"]
+    # One mutant at a time: in place there is only one tree to mutate anyway.
+    command += ["--in-place"] if a.in_place else ["--jobs", "1"]
+    if a.test_args:
+        command += ["--", *a.test_args.split()]
+    subprocess.run(command, check=False)
+    outcomes = json.loads((output / "mutants.out" / "outcomes.json").read_text())
     rows = []
+    for o in outcomes["outcomes"]:
+        scenario = o.get("scenario")
+        if isinstance(scenario, dict) and "Mutant" in scenario:
+            rows.append((label, o.get("summary"), scenario["Mutant"]["name"]))
+    return rows
+
+
+def run_group(label, names, a):
+    """Runs cargo-mutants over `names`: one run per package, or with --one-at-a-time one
+    run per mutant in the order of `names` (so a run stopped early has tested a prefix of
+    that order); returns the outcome rows."""
+    rows = []
+    if a.one_at_a_time:
+        for i, name in enumerate(names):
+            package = package_of(name)
+            print(f"[{label}] {i + 1}/{len(names)} {name}", flush=True)
+            output = Path(a.output) / f"{label}-{i:04}"
+            rows += run_mutants(label, package, [name], output, a, baseline=False)
+        return rows
     for package in sorted({package_of(n) for n in names}):
         mine = sorted(n for n in names if package_of(n) == package)
         output = Path(a.output) / f"{label}-{package}"
-        output.mkdir(parents=True, exist_ok=True)
-        regex = "^(" + "|".join(re.escape(n) for n in mine) + ")$"
         print(f"[{label}] {len(mine)} mutants of {package} -> {output}", flush=True)
-        command = [
-            "cargo", "mutants", "--package", package, "--re", regex,
-            "--timeout", str(a.timeout), "--build-timeout", str(a.build_timeout),
-            "--no-shuffle", "--output", str(output),
-        ]
-        # One mutant at a time: in place there is only one tree to mutate anyway.
-        command += ["--in-place"] if a.in_place else ["--jobs", "1"]
-        subprocess.run(command, check=False)
-        outcomes = json.loads((output / "mutants.out" / "outcomes.json").read_text())
-        for o in outcomes["outcomes"]:
-            scenario = o.get("scenario")
-            if not isinstance(scenario, dict) or "Mutant" not in scenario:
-                continue
-            rows.append((label, o.get("summary"), scenario["Mutant"]["name"]))
+        rows += run_mutants(label, package, mine, output, a)
     return rows
 
 
@@ -92,6 +111,10 @@ def main():
     p.add_argument("--only", choices=["required", "sample"])
     p.add_argument("--names", help="a file of mutant names (one a line) to run instead of the groups")
     p.add_argument("--in-place", action="store_true", help="mutate this tree (a spare worktree only)")
+    p.add_argument("--one-at-a-time", action="store_true",
+                   help="the sample in a random order (of --seed), one cargo-mutants run per mutant, no baseline: "
+                        "stopped early, it has tested a random subset")
+    p.add_argument("--test-args", help="arguments for cargo test, e.g. '--test lane_reports' (to show which test kills)")
     a = p.parse_args()
     os.chdir(Path(__file__).resolve().parent.parent)
 
@@ -108,6 +131,8 @@ def main():
         rest = [n for n in names if not required(n)]
         count = len(rest) if a.sample == "all" else min(int(a.sample), len(rest))
         drawn = sorted(random.Random(a.seed).sample(rest, count))
+        if a.one_at_a_time:
+            random.Random(a.seed).shuffle(drawn)
         print(f"{len(names)} mutants: {len(must)} required, {len(drawn)} of the other {len(rest)} drawn with seed {a.seed}")
         if a.only != "sample":
             groups.append(("required", must))
