@@ -826,6 +826,10 @@ pub mod tag {
 }
 
 impl EventKind for ModelEvent {
+    /// A replica's crash and its graceful stop witness the end of the process on the node:
+    /// the executor asserts every kill of a node is witnessed by one of them.
+    const NODE_END_TAGS: u64 = sutra_sim_core::tag_mask(&[tag::REPLICA_CRASHED, tag::REPLICA_STOPPED]);
+
     #[inline]
     fn log(&self) {
         // One load and compare when nobody listens (the usual run): nothing else is paid.

@@ -99,6 +99,9 @@ impl<K: EventKind, V> Judge<K, V> {
         let tag = usize::from(event.kind.tag());
         assert!(tag < TAGS, "event tag {tag} is not below {TAGS}");
         self.events += 1;
+        if K::NODE_END_TAGS & (1 << tag) != 0 {
+            crate::executor::witness_node_end(event.node);
+        }
         'checkers: for word in 0..self.words {
             let mut bits = self.listening[tag * self.words + word];
             while bits != 0 {

@@ -135,6 +135,13 @@ pub(crate) struct Node {
     /// Some may have stopped sleeping meanwhile; they get a spurious wake, which every
     /// future tolerates.
     pub(crate) local_sleepers: Vec<crate::ids::TaskId>,
+    /// The sum of every step of this node's clock so far (the jump of its reading at each
+    /// [`crate::executor::set_clock`], either way), in nanoseconds, saturating: what a sleep
+    /// on the node may be moved by (`executor/honesty.rs`). Never decreases.
+    pub(crate) clock_steps_ns: u64,
+    /// The largest rate error this node's clock ever had, in ppm either way: the slowest
+    /// and fastest a sleep on it may run. Never decreases.
+    pub(crate) drift_max_ppm: u32,
 }
 
 #[cfg(test)]

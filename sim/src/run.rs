@@ -139,6 +139,9 @@ where
         executor.collect_marks();
     }
     let guard = executor.enter();
+    if K::NODE_END_TAGS != 0 {
+        crate::executor::expect_kill_witnesses();
+    }
     let tracer: Tracer<K> = Tracer::new();
     let mut judge = Judge::new(checkers, config.keep_trace);
     let result = panic::catch_unwind(AssertUnwindSafe(|| {
@@ -204,6 +207,10 @@ fn drive<K: EventKind, V>(
                 }
             }
             Step::Advanced => {
+                if K::NODE_END_TAGS != 0 {
+                    // The environment's promise: every kill of the instant just left was witnessed.
+                    crate::executor::check_kills_witnessed();
+                }
                 if executor.now() > sim_time_max {
                     let message = format!("simulated time passed {}", format_duration(budgets.sim_time_max));
                     return Some(Verdict::BudgetExceeded { budget: Budget::SimTime, message });

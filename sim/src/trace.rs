@@ -36,6 +36,12 @@ pub trait EventKind: Clone + Debug + Serialize + 'static {
     fn tag(&self) -> u8 {
         0
     }
+    /// The tags ([`EventKind::tag`], as a [`tag_mask`]) of the events that witness the end of
+    /// the process on the event's node: a crash, a stop. A model that names some promises
+    /// to witness every kill of a node with one, before simulated time moves on, and the
+    /// runner asserts it (a kill nobody witnessed is a lie of the environment that every
+    /// checker of a process's end would miss). The default, none, asserts nothing.
+    const NODE_END_TAGS: u64 = 0;
     /// Writes the event to `tracing`, for `--log`; called as it is emitted, inside the
     /// task that emitted it (so a subscriber can stamp the time and node). The default
     /// writes nothing. Must not change anything the run can observe.

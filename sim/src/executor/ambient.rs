@@ -20,6 +20,7 @@ use crate::ids::{TaskId, TaskName};
 use crate::node::NodeId;
 use crate::time::SimTime;
 
+use super::honesty::SleepOrigin;
 use super::state::State;
 
 /// The `tracing` target of the executor's log records (node faults, task spawns and ends),
@@ -229,16 +230,22 @@ pub fn finish() {
 pub fn sleep(duration: Duration) -> Sleep {
     with_state(|s| {
         let node = s.current_node();
-        let clock = s.nodes[node.0 as usize].clock;
+        let n = &s.nodes[node.0 as usize];
+        let clock = n.clock;
+        let length = crate::time::duration_nanos(duration);
+        let origin = SleepOrigin::new(n, s.now, length);
         if clock.is_exact() {
             let deadline = s.now.add(duration);
-            return Sleep { deadline, local: i128::from(deadline.0), node: Some(node), registered: false };
+            return Sleep { deadline, local: i128::from(deadline.0), node: Some(node), registered: false, origin };
         }
         // Measured on the unclamped reading: a clock behind simulated time (reading
         // negative) still runs, so the sleep lasts its length by that clock.
-        let local = clock.reading(s.now) + i128::from(crate::time::duration_nanos(duration));
+        let reading = clock.reading(s.now);
+        #[cfg(test)]
+        let reading = if s.lies.clamped_clock_sleeps { i128::from(clock.local(s.now).0) } else { reading };
+        let local = reading + i128::from(length);
         // The simulated deadline is measured at the first poll.
-        Sleep { deadline: s.now, local, node: Some(node), registered: false }
+        Sleep { deadline: s.now, local, node: Some(node), registered: false, origin }
     })
 }
 
@@ -252,7 +259,8 @@ pub fn elapse(duration: Duration) -> Sleep {
 /// A future that completes at simulated instant `deadline`, whatever any node's clock
 /// reads (the environment's schedule, not a process's timer).
 pub fn sleep_until(deadline: SimTime) -> Sleep {
-    Sleep { deadline, local: i128::from(deadline.0), node: None, registered: false }
+    let origin = SleepOrigin::UNCHECKED;
+    Sleep { deadline, local: i128::from(deadline.0), node: None, registered: false, origin }
 }
 
 /// A node's list of sleepers is cleared of ended tasks when it grows this long (a node
@@ -271,6 +279,8 @@ pub struct Sleep {
     /// The node whose clock the sleep follows; `None` for an instant of simulated time.
     node: Option<NodeId>,
     registered: bool,
+    /// Where a sleep by a node's clock began, to assert that it keeps its length.
+    origin: SleepOrigin,
 }
 
 impl Future for Sleep {
@@ -278,21 +288,29 @@ impl Future for Sleep {
 
     #[inline]
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
-        let (local, node) = (self.local, self.node);
+        let (local, node, origin) = (self.local, self.node, self.origin);
         // Due? And if not, when, in simulated time — measured now, since the node's clock
         // may have been set since the timer was.
         let (due, deadline, exact) = with_state(|s| match node {
             None => (i128::from(s.now.0) >= local, SimTime(local as u64), true),
             Some(node) => {
-                let clock = s.nodes[node.0 as usize].clock;
-                if clock.is_exact() {
+                let n = &s.nodes[node.0 as usize];
+                let clock = n.clock;
+                let measured = if clock.is_exact() {
                     // A sleep set on a skewed clock whose node became exact since keeps its
                     // reading as the deadline: an exact clock reads simulated time.
                     let deadline = SimTime(local.clamp(0, i128::from(u64::MAX)) as u64);
                     (s.now >= deadline, deadline, true)
                 } else {
                     skewed_deadline(clock, s.now, local)
+                };
+                // The environment's promise: the sleep keeps its length by the clock.
+                if measured.0 {
+                    origin.check_end(s.now, n);
+                } else {
+                    origin.check_deadline(measured.1, n);
                 }
+                measured
             }
         });
         if due {

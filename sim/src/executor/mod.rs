@@ -18,7 +18,7 @@
 //! One concept per file, layered so that the files import one another without a cycle:
 //! `state.rs` holds the world's data; `tasks.rs` the task table over it; `ambient.rs` the
 //! thread-local and the free functions of model code; `wakers.rs` the wakers; `nodes.rs`
-//! node faults; `lanes.rs` the lane registry used for hang detection; `run_loop.rs` the
+//! node faults; `honesty.rs` the environment's promises, asserted; `lanes.rs` the lane registry used for hang detection; `run_loop.rs` the
 //! [`Executor`] and its step. This file only re-exports them.
 //!
 //! The executor logs through `tracing` under the target [`LOG_TARGET`]: node faults at
@@ -28,6 +28,7 @@
 //! the simulated time and the current node.
 
 mod ambient;
+mod honesty;
 mod lanes;
 mod nodes;
 mod run_loop;
@@ -41,6 +42,8 @@ pub use ambient::{
     Sleep, YieldNow, LOG_TARGET,
 };
 pub(crate) use ambient::{marking, peek_stamp, record_mark};
+pub use honesty::BROKEN_PROMISE;
+pub(crate) use honesty::{check_kills_witnessed, expect_kill_witnesses, witness_node_end};
 pub use lanes::LANES_MAX;
 pub(crate) use lanes::{
     current_lane, lane_name, leak_marker, register_lane, set_turn, set_waiting_on_lane, turn_waits_on_current_task,

@@ -30,6 +30,8 @@ pub fn add_node(name: impl Into<Rc<str>>, boot: Option<BootFn>) -> NodeId {
             boot: boot.clone(),
             held: Vec::new(),
             local_sleepers: Vec::new(),
+            clock_steps_ns: 0,
+            drift_max_ppm: 0,
         });
         NodeId((s.nodes.len() - 1) as u32)
     });
@@ -66,11 +68,13 @@ pub fn incarnation(node: NodeId) -> u32 {
 pub fn set_clock(node: NodeId, clock: NodeClock) {
     assert!(clock.drift_ppm > -1_000_000, "a clock with drift {} ppm does not run forwards", clock.drift_ppm);
     with_state(|s| {
+        let now = s.now;
         let n = &mut s.nodes[node.0 as usize];
         if n.clock == clock {
             return;
         }
         let was_exact = n.clock.is_exact();
+        super::honesty::clock_changed(n, now, n.clock, clock);
         n.clock = clock;
         // Every sleeper measures its deadline again; one still due later sets a new timer.
         // Sleeps by an exact clock are not listed (the usual case pays nothing for this), so
@@ -116,6 +120,7 @@ pub fn kill(node: NodeId) {
         n.status = NodeStatus::Dead;
         n.held.clear();
         n.local_sleepers.clear();
+        super::honesty::kill_recorded(s, node);
         let ids: Vec<TaskId> = s
             .slots
             .iter()
@@ -159,6 +164,9 @@ pub fn pause(node: NodeId) {
         }
         let (mine, others): (Vec<TaskId>, Vec<TaskId>) =
             s.ready.as_slice().iter().partition(|id| s.task(**id).is_some_and(|t| t.node == node));
+        #[cfg(test)]
+        let (mine, others) =
+            if s.lies.pause_leaves_ready { (Vec::new(), s.ready.as_slice().to_vec()) } else { (mine, others) };
         s.ready.clear();
         s.ready.extend(others);
         let n = &mut s.nodes[node.0 as usize];

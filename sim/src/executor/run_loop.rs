@@ -79,6 +79,9 @@ impl Executor {
             debug_assert!(task.queued, "a task on the ready list is marked queued");
             task.queued = false;
             let future = task.future.take().expect("a ready task is not being polled");
+            let node = task.node;
+            // The environment's promise: a paused node runs nothing until resumed.
+            super::honesty::check_polled_node(&s, id, node);
             s.current = Some(id);
             s.polls += 1;
             (id, future)

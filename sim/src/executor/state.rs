@@ -91,6 +91,15 @@ pub(super) struct State {
     pub(super) finished: bool,
     /// The run's coverage marks, if it collects them (exploration); `None` costs nothing.
     pub(super) marks: Option<Box<crate::marks::MarkLog>>,
+    /// Whether the run's model witnesses the end of a process on a killed node, so that
+    /// every kill must be witnessed (`honesty.rs`).
+    pub(super) kill_witnesses: bool,
+    /// Kills not witnessed yet, oldest first: (node, instant). Empty unless `kill_witnesses`.
+    /// Invariant: every entry is of the current instant once a step has judged its events.
+    pub(super) unwitnessed_kills: Vec<(NodeId, SimTime)>,
+    /// Lies planted by a test (`honesty.rs`); none in any other build.
+    #[cfg(test)]
+    pub(super) lies: super::honesty::Lies,
 }
 
 impl State {
@@ -110,6 +119,8 @@ impl State {
             boot: None,
             held: Vec::new(),
             local_sleepers: Vec::new(),
+            clock_steps_ns: 0,
+            drift_max_ppm: 0,
         };
         State {
             now: SimTime::ZERO,
@@ -130,6 +141,10 @@ impl State {
             hang: None,
             finished: false,
             marks: None,
+            kill_witnesses: false,
+            unwitnessed_kills: Vec::new(),
+            #[cfg(test)]
+            lies: Default::default(),
         }
     }
 }
