@@ -273,3 +273,49 @@ SELECT (SELECT COALESCE(MAX(o.seq), 0) + 1 FROM outbox o), t.instance, t.expects
   FROM task t
  WHERE t.locked_by = $1 AND t.instance = $2 AND t.expects = $3 AND t.locked_until > $4
 RETURNING instance, expects
+
+-- ---------------------------------------------------------------------------------------
+-- Conformance only (issue 24 item 5): the witness audit table of the reference runtime in
+-- `conformance/`. The simulation's store engine creates these tables with the schema and
+-- runs none of the statements; the runtime writes every store witness into `audit` in the
+-- same transaction as the change it witnesses (docs/history.md, *Order*), taking its `seq`
+-- from `audit_counter`, whose one row every writer updates last in its transaction — so in
+-- PostgreSQL too `seq` follows the commit order. Broker and harness witnesses take theirs
+-- from the same counter.
+
+-- name: schema_audit
+-- rule: R1-R25 witnesses, history order — one witness per row; `seq` is the history's total order.
+CREATE TABLE audit (
+    seq BIGINT PRIMARY KEY,
+    time_ns BIGINT NOT NULL,
+    node TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    witness TEXT NOT NULL,
+    fields TEXT NOT NULL
+)
+
+-- name: schema_audit_counter
+-- rule: R1-R25 witnesses, history order — the last `seq` handed out.
+CREATE TABLE audit_counter (
+    name TEXT PRIMARY KEY,
+    seq BIGINT NOT NULL
+)
+
+-- name: audit_counter_create
+-- rule: R1-R25 witnesses, history order — the counter, at 0, written once with the schema.
+INSERT INTO audit_counter (name, seq) VALUES ('audit', 0)
+
+-- name: audit_reserve
+-- rule: R1-R25 witnesses, history order — reserve $1 consecutive `seq`s; returns the last of them. Holds the
+-- counter's row lock to the end of the transaction. $1 count.
+UPDATE audit_counter SET seq = seq + CAST($1 AS BIGINT) WHERE name = 'audit'
+RETURNING seq
+
+-- name: audit_write
+-- rule: R1-R25 witnesses, history order — one witness. $1 seq, $2 store time (ns), $3 node, $4 kind,
+-- $5 witness (store, broker, executor), $6 the event's own fields as a JSON object.
+INSERT INTO audit (seq, time_ns, node, kind, witness, fields) VALUES ($1, $2, $3, $4, $5, $6)
+
+-- name: audit_export
+-- rule: R1-R25 witnesses, history order — the witnesses after `seq` $1, in order, at most $2.
+SELECT seq, time_ns, node, kind, witness, fields FROM audit WHERE seq > $1 ORDER BY seq LIMIT $2

@@ -69,6 +69,14 @@ pub const CONTRACTS: &[Contract] = &[
     c("timer_defer", &["instance", "expects", "due"], Returns::Row, "R5"),
     c("task_lock", &["worker", "now", "locked_until"], Returns::Row, "R17"),
     c("task_complete", &["worker", "instance", "expects", "now"], Returns::Row, "R17"),
+    // Conformance only (issue 24 item 5): the reference runtime's witness audit table.
+    // The simulation runs none of these but the schema.
+    c("schema_audit", &[], Returns::Nothing, "R1-R25 witnesses"),
+    c("schema_audit_counter", &[], Returns::Nothing, "R1-R25 witnesses"),
+    c("audit_counter_create", &[], Returns::Nothing, "R1-R25 witnesses"),
+    c("audit_reserve", &["count"], Returns::Row, "R1-R25 witnesses"),
+    c("audit_write", &["seq", "time_ns", "node", "kind", "witness", "fields"], Returns::Nothing, "R1-R25 witnesses"),
+    c("audit_export", &["after_seq", "limit"], Returns::Rows, "R1-R25 witnesses"),
 ];
 
 const fn c(name: &'static str, params: &'static [&'static str], returns: Returns, rule: &'static str) -> Contract {
