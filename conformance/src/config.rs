@@ -96,8 +96,8 @@ impl FaultRates {
     pub fn all() -> FaultRates {
         FaultRates {
             tick_ms: 50,
-            crash_per_mille: 25,
-            pause_per_mille: 40,
+            crash_per_mille: 40,
+            pause_per_mille: 50,
             lane_kill_per_mille: 60,
             clock_offset_per_mille: 20,
             clock_offset_max_ms: 150,
@@ -125,8 +125,8 @@ impl Config {
             target,
             replicas: 3,
             lanes: 2,
-            instances: 30,
-            steps: 5,
+            instances: 40,
+            steps: 6,
             step_max_ms: 40,
             timer_delay_max_ms: 100,
             step_error_one_in: 25,

@@ -65,8 +65,14 @@ pub type Row = Vec<Value>;
 pub enum Target {
     /// A SQLite file.
     Sqlite(PathBuf),
-    /// A PostgreSQL connection URL.
-    Postgres(String),
+    /// A PostgreSQL database (a connection URL) and the schema of this run in it, so runs
+    /// sharing one database never see each other's tables.
+    Postgres {
+        /// The connection URL.
+        url: String,
+        /// The run's schema (every connection's `search_path`).
+        schema: String,
+    },
 }
 
 impl Target {
@@ -74,7 +80,7 @@ impl Target {
     pub fn engine(&self) -> &'static str {
         match self {
             Target::Sqlite(_) => "sqlite",
-            Target::Postgres(_) => "postgres",
+            Target::Postgres { .. } => "postgres",
         }
     }
 }
@@ -110,8 +116,11 @@ impl Conn {
                 c.pragma_update(None, "synchronous", "NORMAL").map_err(|e| e.to_string())?;
                 Ok(Conn::Sqlite(c))
             }
-            Target::Postgres(url) => {
-                let c = postgres::Client::connect(url, postgres::NoTls).map_err(|e| format!("PostgreSQL: {e}"))?;
+            Target::Postgres { url, schema } => {
+                let mut c = postgres::Client::connect(url, postgres::NoTls)
+                    .map_err(|e| format!("PostgreSQL {}: {e}", redact(url)))?;
+                c.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}; SET search_path TO {schema}"))
+                    .map_err(|e| format!("PostgreSQL schema {schema}: {}", pg_error_text(&e)))?;
                 Ok(Conn::Postgres(Box::new(c)))
             }
         }
@@ -165,7 +174,18 @@ impl Conn {
         }
     }
 
-    /// Drops every table of the store (PostgreSQL: a database shared between runs).
+    /// Drops the run's PostgreSQL schema and everything in it (nothing for SQLite, whose
+    /// file goes with its directory).
+    pub fn drop_schema(&mut self, target: &Target) -> Result<(), String> {
+        match (self, target) {
+            (Conn::Postgres(c), Target::Postgres { schema, .. }) => {
+                c.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")).map_err(|e| pg_error_text(&e))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Drops every table of the store (a store left by an earlier run).
     pub fn drop_tables(&mut self, tables: &[&str]) -> Result<(), String> {
         for table in tables {
             let sql = format!("DROP TABLE IF EXISTS {table}");
@@ -287,4 +307,23 @@ fn pg_error_text(e: &postgres::Error) -> String {
         Some(db) => format!("{}: {}", db.code().code(), db.message()),
         None => e.to_string(),
     }
+}
+
+/// A connection URL with its password left out, for messages.
+pub fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let creds = &url[scheme + 3..at];
+            let user = creds.split(':').next().unwrap_or("");
+            format!("{}{user}:***{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// A schema name for one run: lower-case letters, digits and underscores only.
+pub fn run_schema(label: &str) -> String {
+    let clean: String =
+        label.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect();
+    format!("sutra_run_{clean}_{}_{}", std::process::id(), crate::clock::Clock::store().now_ns() % 1_000_000_000_000)
 }

@@ -64,6 +64,7 @@ pub fn run(cfg: Config, file: &Statements, history: &std::path::Path) -> Result<
         return Err(e);
     }
     let events = crate::history::export(&mut h.conn, &ctx, history, all_completed)?;
+    h.conn.drop_schema(&ctx.cfg.target)?;
     Ok(Outcome { events, completed, all_completed, faults: h.faults })
 }
 

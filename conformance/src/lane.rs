@@ -176,7 +176,21 @@ impl LaneRun<'_> {
             Work::Timer { expects, .. } => Trigger::TimerRow { expects },
         };
         let delay_ns = (1 + rng.below(self.ctx.cfg.timer_delay_max_ms.max(1))) * 1_000_000;
-        match self.store.commit(instance, &caller, epoch, row.version, trigger, delay_ns)? {
+        let outcome = match self.store.commit(instance, &caller, epoch, row.version, trigger, delay_ns) {
+            Ok(outcome) => outcome,
+            // The store refused the write on a constraint (a second timer row for the
+            // instance: what a commit that should never have matched leaves behind). The
+            // transaction rolled back: an unexpected failure of the step, released and
+            // handed back like one.
+            Err(e) if is_constraint_violation(&e) => {
+                self.store.release(instance, &caller, epoch)?;
+                self.give_back(&work, false)?;
+                self.hold(None);
+                return Ok(());
+            }
+            Err(e) => return Err(Stop::Error(e)),
+        };
+        match outcome {
             Commit::Accepted(_) => self.consume(&work)?,
             // R19: our claim was swept or taken as stale; the write is void. This exit
             // does not commit, so it releases like every other (matching nothing, since
@@ -236,6 +250,12 @@ impl LaneRun<'_> {
         }
         Ok(())
     }
+}
+
+/// Whether a store error is the database refusing a write on a constraint (SQLite's
+/// `UNIQUE constraint failed`, PostgreSQL's 23505 still failing after its retries).
+fn is_constraint_violation(e: &str) -> bool {
+    e.contains("constraint failed") || e.contains("23505")
 }
 
 /// A step that did not return normally.

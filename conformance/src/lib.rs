@@ -34,6 +34,7 @@ pub mod witness;
 pub use config::{Config, FaultRates};
 pub use db::Target;
 pub use harness::{run, Outcome};
+pub use sutra_sql::Statements;
 pub use variant::Variant;
 
 /// The message of a step's panic (the panic path is exercised for real).

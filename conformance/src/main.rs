@@ -91,7 +91,9 @@ fn run(a: Args) -> Result<(), String> {
         None => Some(sutra_conformance::scratch_dir(&format!("seed{}", a.seed)).map_err(|e| e.to_string())?),
     };
     let target = match (&a.postgres, &scratch) {
-        (Some(url), _) => Target::Postgres(url.clone()),
+        (Some(url), _) => {
+            Target::Postgres { url: url.clone(), schema: sutra_conformance::db::run_schema(&format!("seed{}", a.seed)) }
+        }
         (None, Some(dir)) => harness::sqlite_target(dir),
         (None, None) => unreachable!("a scratch directory when no URL"),
     };

@@ -64,13 +64,20 @@ impl Variant {
         matches!(self, Variant::Correct | Variant::TwoStepSweep | Variant::ShortClaimTimeout)
     }
 
-    /// The checker expected to flag an unsafe shape.
-    pub fn expected_checker(self) -> Option<&'static str> {
+    /// The checkers expected to flag an unsafe shape, the first one the natural one: where
+    /// two judge the same event, `check` names whichever it asked first.
+    pub fn expected_checkers(self) -> &'static [&'static str] {
         match self {
-            Variant::SweepUncheckedClear => Some("sweep-by-age"),
-            Variant::CommitOwnerBlind | Variant::ShortClaimTimeoutCommitOwnerBlind => Some("commit-by-owner"),
-            Variant::ReleaseOwnerBlind => Some("no-double-resume"),
-            _ => None,
+            // The clear wipes a claim granted after the select: too young to sweep.
+            Variant::SweepUncheckedClear => &["sweep-by-age"],
+            // A commit by a writer that no longer holds the row: commit-by-owner; if the
+            // row was re-granted meanwhile, no-double-resume sees a stale epoch act first.
+            Variant::CommitOwnerBlind | Variant::ShortClaimTimeoutCommitOwnerBlind => {
+                &["commit-by-owner", "no-double-resume"]
+            }
+            // A release that clears a newer claim: a write under a stale epoch.
+            Variant::ReleaseOwnerBlind => &["no-double-resume"],
+            _ => &[],
         }
     }
 
