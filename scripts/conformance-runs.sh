@@ -3,28 +3,32 @@
 # history with `sutra-sim check`; prints one line per run and a summary: runs, events,
 # verdicts (by checker), the first flagged run. docs/conformance.md shows what it prints.
 #
-#   scripts/conformance-runs.sh VARIANT COUNT [FIRST_SEED] [--postgres URL] [--until-flagged] [--keep DIR]
+#   scripts/conformance-runs.sh VARIANT COUNT [FIRST_SEED] [--postgres URL] [--until-flagged]
+#                               [--expect clean|flagged] [--keep DIR]
 #
+# Exit 1 when --expect is not met (a flagged run of a shape expected clean, or no flag in
+# COUNT runs of a shape expected flagged); 2 when a run or its check failed.
 # Uses target/release/{sutra-conformance,sutra-sim}, building them if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage() { echo "usage: $0 VARIANT COUNT [FIRST_SEED] [--postgres URL] [--until-flagged] [--keep DIR]" >&2; exit 2; }
+usage() { echo "usage: $0 VARIANT COUNT [FIRST_SEED] [--postgres URL] [--until-flagged] [--expect clean|flagged] [--keep DIR]" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 variant=$1; count=$2; shift 2
 first=0
 if [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+$ ]]; then first=$1; shift; fi
-pg=(); until_flagged=0; keep=""
+pg=(); until_flagged=0; keep=""; expect=""
 while [ $# -gt 0 ]; do
     case $1 in
         --postgres) [ $# -ge 2 ] || usage; pg=(--postgres "$2"); shift 2 ;;
         --until-flagged) until_flagged=1; shift ;;
         --keep) [ $# -ge 2 ] || usage; keep=$2; shift 2 ;;
+        --expect) [ $# -ge 2 ] || usage; expect=$2; shift 2; [[ $expect =~ ^(clean|flagged)$ ]] || usage ;;
         *) usage ;;
     esac
 done
 [[ $count =~ ^[0-9]+$ ]] || usage
 for bin in sutra-conformance sutra-sim; do
-    [ -x "target/release/$bin" ] || cargo build --release --locked --bin "$bin" >&2
+    [ -x "target/release/$bin" ] || cargo build --release --locked -p "$bin" >&2
 done
 dir=${keep:-$(mktemp -d)}
 mkdir -p "$dir"
@@ -58,3 +62,5 @@ done
 echo "variant $variant${pg:+ on PostgreSQL}: $runs run(s), $events events, $clean clean"
 for c in "${!by_checker[@]}"; do echo "  flagged by $c: ${by_checker[$c]}"; done
 echo "  first flag: ${first_flag:-none}"
+if [ "$expect" = clean ] && [ "$clean" != "$runs" ]; then exit 1; fi
+if [ "$expect" = flagged ] && [ -z "$first_flag" ]; then exit 1; fi
