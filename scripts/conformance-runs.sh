@@ -60,7 +60,9 @@ for seed in $(seq "$first" $((first + count - 1))); do
 done
 [ -n "$keep" ] || rmdir "$dir" 2>/dev/null || true
 echo "variant $variant${pg:+ on PostgreSQL}: $runs run(s), $events events, $clean clean"
-for c in "${!by_checker[@]}"; do echo "  flagged by $c: ${by_checker[$c]}"; done
+if [ ${#by_checker[@]} -gt 0 ]; then
+    for c in "${!by_checker[@]}"; do echo "  flagged by $c: ${by_checker[$c]}"; done
+fi
 echo "  first flag: ${first_flag:-none}"
 if [ "$expect" = clean ] && [ "$clean" != "$runs" ]; then exit 1; fi
 if [ "$expect" = flagged ] && [ -z "$first_flag" ]; then exit 1; fi

@@ -64,8 +64,10 @@ fn main() -> ExitCode {
     match args.next().as_deref() {
         Some("variants") => {
             for v in Variant::ALL {
-                let expect =
-                    v.expected_checker().map_or("safe: must pass".to_string(), |c| format!("unsafe: flagged by {c}"));
+                let expect = match v.expected_checkers() {
+                    [] => "safe: must pass".to_string(),
+                    checkers => format!("unsafe: flagged by {}", checkers.join(" or ")),
+                };
                 println!("{:<40} {expect}", v.name());
             }
             ExitCode::SUCCESS
