@@ -68,8 +68,10 @@ impl Variant {
     /// two judge the same event, `check` names whichever it asked first.
     pub fn expected_checkers(self) -> &'static [&'static str] {
         match self {
-            // The clear wipes a claim granted after the select: too young to sweep.
-            Variant::SweepUncheckedClear => &["sweep-by-age"],
+            // The clear wipes a claim granted after the select: too young to sweep. (It
+            // re-checks the lease no more than the claim: a clear after the lease lapsed is
+            // lease-exclusive's, when that comes first.)
+            Variant::SweepUncheckedClear => &["sweep-by-age", "lease-exclusive"],
             // A commit by a writer that no longer holds the row: commit-by-owner; if the
             // row was re-granted meanwhile, no-double-resume sees a stale epoch act first.
             Variant::CommitOwnerBlind | Variant::ShortClaimTimeoutCommitOwnerBlind => {
