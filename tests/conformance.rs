@@ -144,3 +144,53 @@ fn on_postgresql_the_correct_runtime_is_clean_and_the_unchecked_select_then_clea
     let runs = assert_flagged(Variant::SweepUncheckedClear, Some(&url));
     eprintln!("PostgreSQL READ COMMITTED: the unchecked select-then-clear sweep flagged after {runs} run(s)");
 }
+
+/// A sweep on PostgreSQL READ COMMITTED that blocks on an instance row past its lease's
+/// expiry must not land after another process took the lease: the sweep's transaction
+/// holds the lease row (it renews the lease first), so the next holder waits for it. Built
+/// deterministically: a third connection holds the instance row's lock while the lease
+/// runs out and the other process asks for it.
+#[test]
+fn on_postgresql_a_sweep_blocked_past_its_lease_is_not_overtaken_by_the_next_holder() {
+    use std::sync::Arc;
+    use std::time::Duration;
+    use sutra_conformance::store::{Caller, Path, Store};
+    let Some(url) = postgres_url() else { return };
+    let target = Target::Postgres { url: url.clone(), schema: db::run_schema("lease_race") };
+    let mut cfg = Config::new(0, Variant::Correct, target.clone());
+    cfg.claim_timeout_ms = 200;
+    let (claim_ns, lease_ns) = (cfg.claim_timeout_ms * 1_000_000, 500 * 1_000_000);
+    let sql = Arc::new(Statements::default());
+    let mut conn = db::Conn::open(&target).unwrap();
+    harness::set_up(&mut conn, &sql).unwrap();
+    let open = |node: &str| Store::open(&target, sql.clone(), node, claim_ns).unwrap();
+    let (mut a, mut b) = (open("replica-0"), open("replica-1"));
+    a.create_instance(0, &["relay"], 0).unwrap();
+    let dead = Caller { exec: 1, owner: "p9-lane0".into(), process: 9, task: 9 };
+    a.claim(0, &dead, Path::Relay).unwrap();
+    a.acquire_lease(1, 100, lease_ns).unwrap().expect("p1 takes the free lease");
+    std::thread::sleep(Duration::from_millis(300)); // the claim is stale, the lease still valid
+    let schema = match &target {
+        Target::Postgres { schema, .. } => schema.clone(),
+        Target::Sqlite(_) => unreachable!(),
+    };
+    let mut locker = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let mut lock = locker.transaction().unwrap();
+    lock.batch_execute(&format!("UPDATE {schema}.instance SET version = version WHERE id = 0")).unwrap();
+    let sweeper = std::thread::spawn(move || {
+        a.sweep(1, 100, lease_ns).unwrap();
+    });
+    std::thread::sleep(Duration::from_millis(400)); // the lease has run out meanwhile
+    let taker = std::thread::spawn(move || b.acquire_lease(2, 200, lease_ns).unwrap());
+    std::thread::sleep(Duration::from_millis(200));
+    lock.commit().unwrap();
+    sweeper.join().unwrap();
+    let _ = taker.join().unwrap();
+    let dir = scratch("lease-race");
+    let history = dir.join("h.jsonl");
+    sutra_conformance::history::export(&mut conn, &cfg, &sql, &history, false).unwrap();
+    conn.drop_schema(&target).unwrap();
+    let report = CheckerSet::built_in().check_history(std::slice::from_ref(&history), None).unwrap();
+    assert!(matches!(report.verdict, Verdict::Pass), "{:?}", report.verdict);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -63,14 +63,14 @@ pub fn run(cfg: Config, file: &Statements, history: &std::path::Path) -> Result<
     if let Some(e) = ctx.error() {
         return Err(e);
     }
-    let events = crate::history::export(&mut h.conn, &ctx, history, all_completed)?;
+    let events = crate::history::export(&mut h.conn, &ctx.cfg, &ctx.sql, history, all_completed)?;
     h.conn.drop_schema(&ctx.cfg.target)?;
     Ok(Outcome { events, completed, all_completed, faults: h.faults })
 }
 
 /// Creates the store's tables (dropping a previous run's on PostgreSQL), the lease row and
 /// the audit counter.
-fn set_up(conn: &mut Conn, sql: &Statements) -> Result<(), String> {
+pub fn set_up(conn: &mut Conn, sql: &Statements) -> Result<(), String> {
     let tables = ["audit", "audit_counter", "outbox", "lease", "task", "timer", "step", "plan", "instance"];
     conn.drop_tables(&tables)?;
     for s in sql.schema() {

@@ -9,9 +9,9 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::config::Config;
-use crate::ctx::Ctx;
 use crate::db::{Conn, Value};
 use crate::witness::{history_line, statement};
+use sutra_sql::Statements;
 
 /// Rows read from the audit table per page: the export's memory is bounded by it.
 const EXPORT_PAGE_ROWS: i64 = 5_000;
@@ -157,8 +157,7 @@ heal_at = {heal}
 
 /// Writes the history of the run to `path`: the header, then every audit row in `seq`
 /// order. Returns the number of events.
-pub fn export(conn: &mut Conn, ctx: &Ctx, path: &Path, complete: bool) -> Result<u64, String> {
-    let cfg = &ctx.cfg;
+pub fn export(conn: &mut Conn, cfg: &Config, sql: &Statements, path: &Path, complete: bool) -> Result<u64, String> {
     let tmp = path.with_extension("partial");
     let file = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
     let mut out = std::io::BufWriter::new(file);
@@ -174,9 +173,8 @@ pub fn export(conn: &mut Conn, ctx: &Ctx, path: &Path, complete: bool) -> Result
     let mut after = 0i64;
     let mut events = 0u64;
     loop {
-        let sql = ctx.sql.clone();
         let rows = conn.transaction(|tx| {
-            tx.query(statement(&sql, "audit_export"), &[Value::Int(after), Value::Int(EXPORT_PAGE_ROWS)])
+            tx.query(statement(sql, "audit_export"), &[Value::Int(after), Value::Int(EXPORT_PAGE_ROWS)])
         })?;
         let Some(last) = rows.last() else { break };
         after = last[0].int().ok_or("audit seq is not a BIGINT")?;

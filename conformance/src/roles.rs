@@ -13,6 +13,7 @@ use crate::ctx::{Ctx, Stop};
 use crate::lane;
 use crate::process::{Process, Work};
 use crate::rng::Rng;
+use crate::variant::Variant;
 
 /// Timers a poller picks per poll, at most.
 const TIMERS_PER_POLL_MAX: u32 = 16;
@@ -92,23 +93,20 @@ fn sweep(ctx: &Ctx, p: &Process) -> Result<(), Stop> {
     let mut store = ctx.store(&p.node)?;
     let task = ctx.task_id();
     let cfg = &ctx.cfg;
+    let lease_ns = cfg.lease_duration_ms * 1_000_000;
     loop {
         p.sleep(Duration::from_millis(cfg.sweep_interval_ms), None)?;
-        if store.acquire_lease(p.pid, task, cfg.lease_duration_ms * 1_000_000)?.is_none() {
-            continue;
-        }
-        p.gate()?;
         if !cfg.variant.two_step_sweep() {
-            store.sweep(p.pid, task)?;
+            store.sweep(p.pid, task, lease_ns)?;
             continue;
         }
-        let (stale, leased) = store.sweep_select(p.pid, task)?;
-        if !leased {
-            continue;
-        }
+        let Some(stale) = store.sweep_select(p.pid, task, lease_ns)? else { continue };
+        // The correct clear renews the lease in its own transaction and re-checks it in its
+        // statement; River #1302's rescuer re-checks nothing.
+        let renew = (cfg.variant != Variant::SweepUncheckedClear).then_some(lease_ns);
         for (instance, epoch) in stale {
             p.sleep(Duration::from_millis(cfg.sweep_clear_gap_ms), None)?;
-            store.sweep_clear(p.pid, task, instance, epoch)?;
+            store.sweep_clear(p.pid, task, instance, epoch, renew)?;
         }
     }
 }

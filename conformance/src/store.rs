@@ -369,28 +369,20 @@ impl Store {
     /// Takes or renews the sweeper lease for `lease_ns`; the expiry if granted.
     pub fn acquire_lease(&mut self, process: u32, task: u64, lease_ns: u64) -> Result<Option<u64>, String> {
         let node = self.node.clone();
-        self.tx(|tx, sql, now, ws| {
-            let params = [Value::Int(process.into()), Value::Int(sql_ns(now)), Value::Int(sql_ns(now + lease_ns))];
-            let Some(row) = tx.row(statement(sql, "lease_acquire"), &params)? else { return Ok(None) };
-            // holder, expires, prev_holder, prev_expires
-            let until = int(&row, 1);
-            let renewal = row[2].int() == Some(process.into()) && int(&row, 3) > now;
-            ws.push(Witness::new(
-                &node,
-                "lease-acquired",
-                Source::Store,
-                json!({
-                    "process": process, "until_ns": until, "renewal": renewal, "task": task,
-                }),
-            ));
-            Ok(Some(until))
-        })
+        self.tx(|tx, sql, now, ws| lease(tx, sql, &node, now, process, task, lease_ns, ws))
     }
 
-    /// The one-statement sweep: every claim older than the claim timeout, while leased.
-    pub fn sweep(&mut self, process: u32, task: u64) -> Result<usize, String> {
+    /// The one-statement sweep: every claim older than the claim timeout, while leased. Its
+    /// transaction renews the lease first, holding the lease row to its commit: on
+    /// PostgreSQL READ COMMITTED a sweep that waits on a row lock past the lease's expiry
+    /// would otherwise land after the next holder took the lease (two sweepers at once).
+    /// `None`: another process holds the lease.
+    pub fn sweep(&mut self, process: u32, task: u64, lease_ns: u64) -> Result<Option<usize>, String> {
         let (node, timeout) = (self.node.clone(), self.claim_timeout_ns);
         self.tx(|tx, sql, now, ws| {
+            if lease(tx, sql, &node, now, process, task, lease_ns, ws)?.is_none() {
+                return Ok(None);
+            }
             let params = [
                 Value::Int(process.into()),
                 Value::Int(sql_ns(now)),
@@ -402,15 +394,19 @@ impl Store {
             for row in &rows {
                 ws.extend(swept(&node, row, now, process, true, task));
             }
-            Ok(rows.len())
+            Ok(Some(rows.len()))
         })
     }
 
-    /// The two-step sweep's select: the stale claims (id, epoch), and whether the lease is
-    /// held at this instant (the store computes it; the select itself does not ask).
-    pub fn sweep_select(&mut self, process: u32, task: u64) -> Result<(Vec<(u32, u64)>, bool), String> {
+    /// The two-step sweep's select, in a transaction that renews the lease first (see
+    /// [`Store::sweep`]): the stale claims (id, epoch). `None`: another process holds the
+    /// lease. The store witnesses whether the lease is held at the select's instant.
+    pub fn sweep_select(&mut self, process: u32, task: u64, lease_ns: u64) -> Result<Option<Vec<(u32, u64)>>, String> {
         let (node, timeout) = (self.node.clone(), self.claim_timeout_ns);
         self.tx(|tx, sql, now, ws| {
+            if lease(tx, sql, &node, now, process, task, lease_ns, ws)?.is_none() {
+                return Ok(None);
+            }
             let params =
                 [Value::Int(sql_ns(now)), Value::Int(sql_ns(timeout)), Value::Int(sql_ns(now.saturating_sub(timeout)))];
             let rows = tx.query(statement(sql, "sweep_select"), &params)?;
@@ -425,14 +421,28 @@ impl Store {
                     "by": process, "stale": stale.len(), "lease_held": leased, "task": task,
                 }),
             ));
-            Ok((stale, leased))
+            Ok(Some(stale))
         })
     }
 
-    /// The two-step sweep's clear of one selected claim, as a statement of its own.
-    pub fn sweep_clear(&mut self, process: u32, task: u64, instance: u32, epoch: u64) -> Result<bool, String> {
+    /// The two-step sweep's clear of one selected claim, in a transaction of its own; with
+    /// `renew_ns`, that transaction renews the lease first (see [`Store::sweep`]) and clears
+    /// nothing if another process holds it.
+    pub fn sweep_clear(
+        &mut self,
+        process: u32,
+        task: u64,
+        instance: u32,
+        epoch: u64,
+        renew_ns: Option<u64>,
+    ) -> Result<bool, String> {
         let (node, timeout) = (self.node.clone(), self.claim_timeout_ns);
         self.tx(|tx, sql, now, ws| {
+            if let Some(lease_ns) = renew_ns {
+                if lease(tx, sql, &node, now, process, task, lease_ns, ws)?.is_none() {
+                    return Ok(false);
+                }
+            }
             let params = [
                 Value::Int(instance.into()),
                 Value::Int(sql_ns(epoch)),
@@ -544,6 +554,35 @@ impl Store {
 /// The row of `instance` as `read` returns it: version, steps, owner, epoch, parked.
 fn read_row(tx: &mut Tx<'_>, sql: &Statements, instance: u32) -> Result<Option<Row>, String> {
     tx.row(statement(sql, "read"), &[Value::Int(instance.into())])
+}
+
+/// Takes or renews the sweeper lease inside `tx` (the lease row stays locked to the
+/// commit) and witnesses it; the expiry if granted.
+#[allow(clippy::too_many_arguments)]
+fn lease(
+    tx: &mut Tx<'_>,
+    sql: &Statements,
+    node: &str,
+    now: u64,
+    process: u32,
+    task: u64,
+    lease_ns: u64,
+    ws: &mut Vec<Witness>,
+) -> Result<Option<u64>, String> {
+    let params = [Value::Int(process.into()), Value::Int(sql_ns(now)), Value::Int(sql_ns(now + lease_ns))];
+    let Some(row) = tx.row(statement(sql, "lease_acquire"), &params)? else { return Ok(None) };
+    // holder, expires, prev_holder, prev_expires
+    let until = int(&row, 1);
+    let renewal = row[2].int() == Some(process.into()) && int(&row, 3) > now;
+    ws.push(Witness::new(
+        node,
+        "lease-acquired",
+        Source::Store,
+        json!({
+            "process": process, "until_ns": until, "renewal": renewal, "task": task,
+        }),
+    ));
+    Ok(Some(until))
 }
 
 fn lease_held(tx: &mut Tx<'_>, sql: &Statements, process: u32, now: u64) -> Result<bool, String> {
