@@ -18,7 +18,7 @@ pub struct Config {
     pub replicas: u32,
     /// Execution lanes per process.
     pub lanes: u32,
-    /// Instances created at the start.
+    /// Instances, arriving over the first two thirds of the fault phase.
     pub instances: u32,
     /// Steps per instance.
     pub steps: u32,
