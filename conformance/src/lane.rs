@@ -254,7 +254,7 @@ impl LaneRun<'_> {
 
 /// Whether a store error is the database refusing a write on a constraint (SQLite's
 /// `UNIQUE constraint failed`, PostgreSQL's 23505 still failing after its retries).
-fn is_constraint_violation(e: &str) -> bool {
+pub fn is_constraint_violation(e: &str) -> bool {
     e.contains("constraint failed") || e.contains("23505")
 }
 
