@@ -112,3 +112,24 @@ fn the_lint_finds_a_pipe_or_a_second_command_without_pipefail() {
         vec!["line 7: ./sutra-sim merge r.json -o m.json | tee s.txt", "line 9: a \\ --flag"]
     );
 }
+
+#[test]
+fn the_nightly_runs_the_reference_runtime_against_a_postgresql_service_container() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let nightly = std::fs::read_to_string(root.join(".github/workflows/nightly.yml")).unwrap();
+    let job = nightly.split("\n  conformance:\n").nth(1).expect("a conformance job in the nightly workflow");
+    let job = job.split("\n  merge:\n").next().unwrap();
+    assert!(job.contains("services:") && job.contains("image: postgres:15"), "a PostgreSQL 15 service container");
+    assert!(job.contains("SUTRA_CONFORMANCE_POSTGRES:"), "the URL the conformance tests read");
+    assert!(job.contains("--test conformance"), "the suite's conformance runs");
+    assert!(job.contains("conformance-runs.sh correct 200 --postgres"), "200 correct runs on PostgreSQL");
+}
+
+#[test]
+fn ci_starts_postgresql_before_the_tests() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let run = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    let start = run.find("bash .ci/postgres").expect(".ci/run starts PostgreSQL");
+    let test = run.find("cargo test --workspace --locked").expect(".ci/run runs the tests");
+    assert!(start < test, "PostgreSQL is up before the tests that need it");
+}

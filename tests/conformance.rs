@@ -1,0 +1,196 @@
+//! The reference runtime of `conformance/` — real threads on a real database, no simulator
+//! in it — judged by the built-in checkers through `sutra-sim check`'s library entry
+//! (`CheckerSet::check_history`), as a user would judge their own runtime's history.
+//!
+//! A bounded share of the by-hand runs (docs/conformance.md): the correct runtime clean on a
+//! few runs of SQLite and PostgreSQL, the shape spec 000 calls safe (a claim timeout shorter
+//! than the steps) clean, and each known-bad SQL shape flagged by its expected checker
+//! within a bounded number of runs. PostgreSQL runs need a server: the URL in
+//! `SUTRA_CONFORMANCE_POSTGRES`, else the one `.ci/postgres` sets up; without a server they
+//! are skipped, saying so — unless `CI=true`, where a missing server fails.
+
+use std::path::PathBuf;
+
+use sutra_conformance::{db, harness, Config, Statements, Target, Variant};
+use sutra_sim::plugin::CheckerSet;
+use sutra_sim_core::Verdict;
+
+/// Runs a bad shape gets before the test gives up on seeing it flagged. The rates measured
+/// by hand (docs/conformance.md) make a miss over this many runs a one-in-ten-thousand
+/// event for the rarest shape.
+const RUNS_TO_FLAG_MAX: u64 = 30;
+
+/// The URL `.ci/postgres` creates.
+const DEFAULT_POSTGRES_URL: &str = "postgresql://sutra:sutra@127.0.0.1:5432/sutra_conformance";
+
+/// What one run and its judgement gave.
+struct Judged {
+    events: u64,
+    /// `None`: clean; else the checker that flagged it and its message.
+    flagged: Option<(String, String)>,
+}
+
+fn scratch(label: &str) -> PathBuf {
+    sutra_conformance::scratch_dir(label).expect("a temporary directory")
+}
+
+/// Runs `variant` with `seed` on `target` (SQLite when `None`) and judges its history.
+fn run_and_check(variant: Variant, seed: u64, postgres: Option<&str>) -> Judged {
+    sutra_conformance::quiet_step_panics();
+    let dir = scratch(&format!("{}-{seed}", variant.name()));
+    let target = match postgres {
+        Some(url) => Target::Postgres { url: url.to_string(), schema: db::run_schema(&format!("test_{seed}")) },
+        None => harness::sqlite_target(&dir),
+    };
+    let history = dir.join("history.jsonl");
+    let outcome = harness::run(Config::new(seed, variant, target), &Statements::default(), &history)
+        .unwrap_or_else(|e| panic!("{} seed {seed}: the runtime failed: {e}", variant.name()));
+    let report = CheckerSet::built_in()
+        .check_history(std::slice::from_ref(&history), None)
+        .unwrap_or_else(|e| panic!("{} seed {seed}: check refused the history: {e}", variant.name()));
+    assert!(
+        report.unable.len() <= 3,
+        "only the binding-table readers and faults-applied cannot judge: {:?}",
+        report.unable
+    );
+    let flagged = match report.verdict {
+        Verdict::Pass => None,
+        Verdict::Violation { checker, message } => Some((checker, message)),
+        other => panic!("{} seed {seed}: {other:?}", variant.name()),
+    };
+    if flagged.is_none() {
+        assert_eq!(report.events, outcome.events, "a clean history is judged to its last event");
+        assert!(outcome.all_completed, "{} seed {seed}: a clean run completes its workload", variant.name());
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    Judged { events: outcome.events, flagged }
+}
+
+fn assert_clean(variant: Variant, seeds: std::ops::Range<u64>, postgres: Option<&str>) {
+    for seed in seeds {
+        let j = run_and_check(variant, seed, postgres);
+        assert!(j.flagged.is_none(), "{} seed {seed} ({} events): {:?}", variant.name(), j.events, j.flagged);
+    }
+}
+
+/// Runs seeds from 0 until the shape is flagged; asserts it is flagged, by an expected
+/// checker. Returns the runs it took.
+fn assert_flagged(variant: Variant, postgres: Option<&str>) -> u64 {
+    for seed in 0..RUNS_TO_FLAG_MAX {
+        if let Some((checker, message)) = run_and_check(variant, seed, postgres).flagged {
+            assert!(
+                variant.expected_checkers().contains(&checker.as_str()),
+                "{} seed {seed} flagged by {checker}, not {:?}: {message}",
+                variant.name(),
+                variant.expected_checkers()
+            );
+            return seed + 1;
+        }
+    }
+    panic!("{} was not flagged in {RUNS_TO_FLAG_MAX} runs", variant.name());
+}
+
+#[test]
+fn the_correct_runtime_on_sqlite_is_clean() {
+    assert_clean(Variant::Correct, 0..1, None);
+    assert_clean(Variant::TwoStepSweep, 0..1, None);
+}
+
+#[test]
+fn a_claim_timeout_shorter_than_the_steps_is_safe_while_the_commit_is_owner_conditional() {
+    assert_clean(Variant::ShortClaimTimeout, 0..1, None);
+}
+
+#[test]
+fn a_claim_timeout_shorter_than_the_steps_with_an_owner_blind_commit_is_flagged() {
+    assert_flagged(Variant::ShortClaimTimeoutCommitOwnerBlind, None);
+}
+
+#[test]
+fn a_commit_whose_where_forgets_the_owner_is_flagged() {
+    assert_flagged(Variant::CommitOwnerBlind, None);
+}
+
+#[test]
+fn a_release_without_the_owner_predicate_is_flagged() {
+    assert_flagged(Variant::ReleaseOwnerBlind, None);
+}
+
+#[test]
+fn a_sweep_that_clears_by_id_without_rechecking_is_flagged() {
+    assert_flagged(Variant::SweepUncheckedClear, None);
+}
+
+/// The PostgreSQL URL to use, or `None` (skipped, said on stderr) when there is no server
+/// and this is not CI.
+fn postgres_url() -> Option<String> {
+    let url = std::env::var("SUTRA_CONFORMANCE_POSTGRES").unwrap_or_else(|_| DEFAULT_POSTGRES_URL.to_string());
+    match postgres::Client::connect(&url, postgres::NoTls) {
+        Ok(_) => Some(url),
+        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("CI=true and no PostgreSQL at {}: {e} (.ci/run starts it with .ci/postgres)", db::redact(&url))
+        }
+        Err(e) => {
+            eprintln!("SKIPPED: the PostgreSQL runs need a server ({}: {e}); run .ci/postgres or set SUTRA_CONFORMANCE_POSTGRES", db::redact(&url));
+            None
+        }
+    }
+}
+
+#[test]
+fn on_postgresql_the_correct_runtime_is_clean_and_the_unchecked_select_then_clear_sweep_is_flagged() {
+    let Some(url) = postgres_url() else { return };
+    assert_clean(Variant::Correct, 0..1, Some(&url));
+    let runs = assert_flagged(Variant::SweepUncheckedClear, Some(&url));
+    eprintln!("PostgreSQL READ COMMITTED: the unchecked select-then-clear sweep flagged after {runs} run(s)");
+}
+
+/// A sweep on PostgreSQL READ COMMITTED that blocks on an instance row past its lease's
+/// expiry must not land after another process took the lease: the sweep's transaction
+/// holds the lease row (it renews the lease first), so the next holder waits for it. Built
+/// deterministically: a third connection holds the instance row's lock while the lease
+/// runs out and the other process asks for it.
+#[test]
+fn on_postgresql_a_sweep_blocked_past_its_lease_is_not_overtaken_by_the_next_holder() {
+    use std::sync::Arc;
+    use std::time::Duration;
+    use sutra_conformance::store::{Caller, Path, Store};
+    let Some(url) = postgres_url() else { return };
+    let target = Target::Postgres { url: url.clone(), schema: db::run_schema("lease_race") };
+    let mut cfg = Config::new(0, Variant::Correct, target.clone());
+    cfg.claim_timeout_ms = 200;
+    let (claim_ns, lease_ns) = (cfg.claim_timeout_ms * 1_000_000, 500 * 1_000_000);
+    let sql = Arc::new(Statements::default());
+    let mut conn = db::Conn::open(&target).unwrap();
+    harness::set_up(&mut conn, &sql).unwrap();
+    let open = |node: &str| Store::open(&target, sql.clone(), node, claim_ns).unwrap();
+    let (mut a, mut b) = (open("replica-0"), open("replica-1"));
+    a.create_instance(0, &["relay"], 0).unwrap();
+    let dead = Caller { exec: 1, owner: "p9-lane0".into(), process: 9, task: 9 };
+    a.claim(0, &dead, Path::Relay).unwrap();
+    a.acquire_lease(1, 100, lease_ns).unwrap().expect("p1 takes the free lease");
+    std::thread::sleep(Duration::from_millis(300)); // the claim is stale, the lease still valid
+    let schema = match &target {
+        Target::Postgres { schema, .. } => schema.clone(),
+        Target::Sqlite(_) => unreachable!(),
+    };
+    let mut locker = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let mut lock = locker.transaction().unwrap();
+    lock.batch_execute(&format!("UPDATE {schema}.instance SET version = version WHERE id = 0")).unwrap();
+    let sweeper = std::thread::spawn(move || {
+        a.sweep(1, 100, lease_ns).unwrap();
+    });
+    std::thread::sleep(Duration::from_millis(400)); // the lease has run out meanwhile
+    let taker = std::thread::spawn(move || b.acquire_lease(2, 200, lease_ns).unwrap());
+    std::thread::sleep(Duration::from_millis(200));
+    lock.commit().unwrap();
+    sweeper.join().unwrap();
+    let _ = taker.join().unwrap();
+    let dir = scratch("lease-race");
+    let history = dir.join("h.jsonl");
+    sutra_conformance::history::export(&mut conn, &cfg, &sql, &history, false).unwrap();
+    conn.drop_schema(&target).unwrap();
+    let report = CheckerSet::built_in().check_history(std::slice::from_ref(&history), None).unwrap();
+    assert!(matches!(report.verdict, Verdict::Pass), "{:?}", report.verdict);
+    let _ = std::fs::remove_dir_all(dir);
+}
