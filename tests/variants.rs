@@ -9,10 +9,10 @@ use sutra_sim_model::variant::VARIANTS;
 #[test]
 fn variants_json_has_every_variant_with_the_documented_fields_and_exits_0_when_all_are_as_expected() {
     let dir = scratch("variants", "json");
-    // Seed 106 of real-world (which pauses sweepers between their statements) is the first
+    // Seed 203 of real-world (which pauses sweepers between their statements) is the first
     // to catch the unchecked two-step sweep.
     let (code, out, err) =
-        sutra_sim_in(&dir, &["variants", "--scenario", "real-world", "--count", "107", "--no-shrink", "--json"]);
+        sutra_sim_in(&dir, &["variants", "--scenario", "real-world", "--count", "204", "--no-shrink", "--json"]);
     assert_eq!(code, 0, "{out}{err}");
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     let rows = doc["variants"].as_array().unwrap();
