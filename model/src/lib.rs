@@ -26,6 +26,7 @@ pub mod routing;
 pub mod scenario;
 pub mod signature;
 pub mod spec;
+pub mod sql_store;
 pub mod store;
 pub mod streams;
 pub mod timer_rows;
@@ -107,6 +108,10 @@ fn build_world(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<Mode
         scenario.timeouts.claim_timeout,
     )
     .with_careless_commit_retry(ctx.mutant_is(Mutant::CommitRetryAcceptsFreeRow));
+    let store = match scenario.store.engine {
+        sql_store::StoreEngine::Model => store,
+        _ => store.with_sql_engine(sql_store::load::engine(&scenario.store)),
+    };
     let world = Rc::new(World {
         ctx,
         store,

@@ -235,6 +235,9 @@ impl Call for ClaimCall {
 
     fn apply(self, store: &Store, _aborted: u32) -> ClaimResult {
         let ClaimCall { instance, exec, owner, process, path, client_now } = self;
+        if store.sql_runs_alone() {
+            return crate::sql_store::apply::claim(store, instance, exec, owner, process, path, client_now);
+        }
         let result = {
             let mut s = store.state.borrow_mut();
             let now = executor::now();
@@ -299,6 +302,9 @@ impl Call for ReadCall {
 
     fn apply(self, store: &Store, _aborted: u32) -> (u64, bool) {
         let ReadCall { instance, exec, claim } = self;
+        if store.sql_runs_alone() {
+            return crate::sql_store::apply::read(store, instance, exec, claim);
+        }
         let (version, completed, owner, epoch) = {
             let s = store.state.borrow();
             let r = &s.instances[instance.0 as usize];
@@ -337,6 +343,9 @@ impl Call for CommitCall {
 
     fn apply(self, store: &Store, aborted: u32) -> Self::Answer {
         let CommitCall { instance, exec, claim, spec, timer_delay } = self;
+        if store.sql_runs_alone() {
+            return crate::sql_store::apply::commit(store, instance, exec, claim, spec, timer_delay, aborted);
+        }
         let owner = claim.owner;
         // The careless retry: "the transaction that aborted may have got as far as releasing
         // our claim", so the statement sent again also matches a row nobody owns.
@@ -482,6 +491,9 @@ impl Call for CommittedUnderCall {
 
     fn apply(self, store: &Store, _aborted: u32) -> Option<u64> {
         let CommittedUnderCall { instance, exec, claim, based_on } = self;
+        if store.sql_runs_alone() {
+            return crate::sql_store::apply::committed_under(store, instance, exec, claim, based_on);
+        }
         let (committed, owner, epoch, version) = {
             let s = store.state.borrow();
             let r = &s.instances[instance.0 as usize];
@@ -502,7 +514,7 @@ impl Call for CommittedUnderCall {
 }
 
 /// The task making the current store call, as the executor witnesses it.
-fn sender() -> Option<u64> {
+pub(crate) fn sender() -> Option<u64> {
     executor::current_task().map(|t| t.number())
 }
 
@@ -526,20 +538,23 @@ pub type OwnerFilter = fn(OwnerId) -> bool;
 /// The store handle shared by every component.
 #[derive(Clone)]
 pub struct Store {
-    state: Rc<RefCell<StoreState>>,
-    tracer: Tracer<ModelEvent>,
+    pub(crate) state: Rc<RefCell<StoreState>>,
+    pub(crate) tracer: Tracer<ModelEvent>,
     /// The transactional outbox's destination: a relay written by a commit is published
     /// by the store itself, so a writer that dies after committing loses nothing.
     broker: Broker,
     faults: StoreFaults,
     /// Notified whenever a timer or task row is written, so idle pollers need not poll.
-    rows_written: Notify,
+    pub(crate) rows_written: Notify,
     relay_delay_max: Duration,
     latency_max_ms: u32,
-    claim_timeout: Duration,
+    pub(crate) claim_timeout: Duration,
     /// The careless client of the `commit-retry-accepts-free-row` mutant: a retried commit
     /// goes out with its ownership condition widened to "ours, or free".
-    retry_accepts_free_row: bool,
+    pub(crate) retry_accepts_free_row: bool,
+    /// The SQL engine (`[store] engine = "sqlite"`), which then runs every operation; the
+    /// in-memory rows become a mirror of what its statements returned.
+    sql: Option<Rc<RefCell<crate::sql_store::SqlEngine>>>,
 }
 
 impl Store {
@@ -562,6 +577,65 @@ impl Store {
             latency_max_ms: u32::try_from(latency_max.as_millis()).unwrap_or(u32::MAX),
             claim_timeout,
             retry_accepts_free_row: false,
+            sql: None,
+        }
+    }
+
+    /// This store running every operation on `engine` (`[store] engine = "sqlite"`).
+    pub fn with_sql_engine(mut self, engine: crate::sql_store::SqlEngine) -> Store {
+        self.sql = Some(Rc::new(RefCell::new(engine)));
+        self
+    }
+
+    /// The SQL engine, if one runs the store.
+    pub(crate) fn sql(&self) -> Option<&Rc<RefCell<crate::sql_store::SqlEngine>>> {
+        self.sql.as_ref()
+    }
+
+    /// True when the SQL engine runs the store's operations.
+    pub(crate) fn sql_runs_alone(&self) -> bool {
+        self.sql.is_some()
+    }
+
+    /// Mirrors into the in-memory row what a statement returned for `instance`'s row.
+    pub(crate) fn mirror_row(&self, instance: InstanceId, change: impl FnOnce(&mut InstanceRow)) {
+        let mut s = self.state.borrow_mut();
+        change(&mut s.instances[instance.0 as usize]);
+        s.debug_assert_rows(instance, executor::now());
+    }
+
+    /// Mirrors an accepted commit's transaction: the row, the step history, the consumed
+    /// trigger rows and the next one.
+    pub(crate) fn mirror_commit(
+        &self,
+        instance: InstanceId,
+        based_on: u64,
+        epoch: u64,
+        c: &crate::sql_store::ops::Committed,
+        due: SimTime,
+    ) {
+        let mut s = self.state.borrow_mut();
+        let row = &mut s.instances[instance.0 as usize];
+        row.version = c.version;
+        row.owner = c.owner;
+        row.parked = c.parked;
+        row.committed_under.truncate(based_on as usize);
+        row.committed_under.push(epoch);
+        s.timers.remove(instance);
+        s.tasks.remove(instance);
+        match c.next {
+            Some(Trigger::Timer) => {
+                s.timers.insert(instance, TimerRow { instance, expects: c.version, due, attempt: 0 });
+            }
+            Some(Trigger::Pull) => {
+                s.tasks.insert(instance, TaskRow { instance, expects: c.version, locked: None });
+            }
+            _ => {}
+        }
+        s.debug_assert_rows(instance, executor::now());
+        drop(s);
+        if matches!(c.next, Some(Trigger::Timer | Trigger::Pull)) {
+            self.rows_written.notify();
         }
     }
 
@@ -666,11 +740,15 @@ impl Store {
             plan,
         });
         s.work.observe(&ModelEvent::InstanceStarted { instance: id, steps });
+        drop(s);
+        if let Some(sql) = &self.sql {
+            sql.borrow().create_instance(id, &self.state.borrow().instances[id.0 as usize].plan);
+        }
         id
     }
 
     /// Emits a row-written witness, and counts it in the work left.
-    fn witness_row(&self, event: ModelEvent) {
+    pub(crate) fn witness_row(&self, event: ModelEvent) {
         self.state.borrow_mut().work.observe(&event);
         self.tracer.emit(event);
     }
@@ -829,6 +907,9 @@ impl Store {
     /// if `owner` holds it, reporting the row. Returns whether it matched, and the row's
     /// epoch.
     fn release_now(&self, instance: InstanceId, exec: ExecId, owner: OwnerId, write: WriteKind) -> (bool, u64) {
+        if self.sql_runs_alone() {
+            return crate::sql_store::apply::release(self, instance, exec, owner, write);
+        }
         let (matched, version, parked, epoch) = {
             let mut s = self.state.borrow_mut();
             let row = &mut s.instances[instance.0 as usize];
@@ -861,7 +942,9 @@ impl Store {
         self.request().await;
         let now = executor::now();
         let until = now.add(duration);
-        let (held, fresh) = {
+        let (held, fresh) = if self.sql_runs_alone() {
+            crate::sql_store::apply::acquire_lease(self, process, until)
+        } else {
             let mut s = self.state.borrow_mut();
             match s.lease {
                 Some((holder, expiry)) if holder != process && expiry > now => (false, false),
@@ -896,6 +979,11 @@ impl Store {
         filter: Option<OwnerFilter>,
     ) -> u32 {
         self.request().await;
+        if self.sql_runs_alone() {
+            let cleared = crate::sql_store::apply::sweep(self, by, cutoff, require_lease, filter);
+            self.latency().await;
+            return cleared;
+        }
         let now = executor::now();
         let mut cleared = Vec::new();
         {
@@ -947,6 +1035,11 @@ impl Store {
         filter: Option<OwnerFilter>,
     ) -> Vec<(InstanceId, u64)> {
         self.request().await;
+        if self.sql_runs_alone() {
+            let stale = crate::sql_store::apply::select_stale(self, by, cutoff, filter);
+            self.latency().await;
+            return stale;
+        }
         let now = executor::now();
         let (stale, lease_held) = {
             let s = self.state.borrow();
@@ -984,6 +1077,11 @@ impl Store {
         recheck: bool,
     ) -> bool {
         self.request().await;
+        if self.sql_runs_alone() {
+            let cleared = crate::sql_store::apply::clear_stale(self, by, instance, epoch, cutoff, require_lease, recheck);
+            self.latency().await;
+            return cleared;
+        }
         let now = executor::now();
         let cleared = {
             let mut s = self.state.borrow_mut();
@@ -1015,7 +1113,7 @@ impl Store {
 
     /// Witnesses a sweep clearing `instance`'s claim: the sweep itself and the row it wrote.
     #[allow(clippy::too_many_arguments)]
-    fn emit_swept(
+    pub(crate) fn emit_swept(
         &self,
         instance: InstanceId,
         owner: OwnerId,
@@ -1089,6 +1187,11 @@ impl Store {
     /// a poller that dies lets the timer come due again).
     pub async fn pick_due_timers(&self, fire_lease: Duration, limit: usize) -> Vec<TimerRow> {
         self.request().await;
+        if self.sql_runs_alone() {
+            let picked = crate::sql_store::apply::pick_due_timers(self, fire_lease, limit);
+            self.latency().await;
+            return picked;
+        }
         let now = executor::now();
         let picked: Vec<TimerRow> = {
             let mut s = self.state.borrow_mut();
@@ -1119,6 +1222,11 @@ impl Store {
         backoff: impl FnOnce(u32) -> Duration,
     ) -> Option<(u32, Duration)> {
         self.request().await;
+        if self.sql_runs_alone() {
+            let deferred = crate::sql_store::apply::defer_timer(self, instance, expects, refused, backoff);
+            self.latency().await;
+            return deferred;
+        }
         let now = executor::now();
         let deferred = {
             let mut s = self.state.borrow_mut();
@@ -1153,6 +1261,11 @@ impl Store {
     /// Locks the first unlocked (or lock-expired) task row for `worker`.
     pub async fn lock_task(&self, worker: u32, duration: Duration) -> Option<TaskRow> {
         self.request().await;
+        if self.sql_runs_alone() {
+            let task = crate::sql_store::apply::lock_task(self, worker, duration);
+            self.latency().await;
+            return task;
+        }
         let now = executor::now();
         let task = {
             let mut s = self.state.borrow_mut();
@@ -1173,6 +1286,11 @@ impl Store {
     /// published as a fresh relay in the same transaction (R17).
     pub async fn complete_task(&self, worker: u32, instance: InstanceId, expects: u64) -> bool {
         self.request().await;
+        if self.sql_runs_alone() {
+            let done = crate::sql_store::apply::complete_task(self, worker, instance, expects);
+            self.latency().await;
+            return done;
+        }
         let now = executor::now();
         let done = {
             let s = self.state.borrow();
@@ -1202,11 +1320,14 @@ impl Store {
             0,
             "a first relay of a started instance"
         );
+        if self.sql_runs_alone() {
+            return crate::sql_store::apply::publish_first_relay(self, instance);
+        }
         self.publish_from_outbox(instance, 0, ResumePath::Relay);
     }
 
     /// Publishes the relay a transaction wrote to the outbox.
-    fn publish_from_outbox(&self, instance: InstanceId, expects: u64, path: ResumePath) {
+    pub(crate) fn publish_from_outbox(&self, instance: InstanceId, expects: u64, path: ResumePath) {
         let relay = Relay { message: self.broker.new_message(), instance, expects, path };
         self.tracer.emit(ModelEvent::RelayPublished { instance, message: relay.message, step: expects as u32 + 1 });
         self.broker.publish(relay, crate::streams::millis_up_to(crate::streams::BROKER, self.relay_delay_max));
