@@ -88,6 +88,8 @@ pub struct Statement {
     pub text: String,
     /// The highest placeholder it uses (0: none).
     pub param_count: usize,
+    /// The text for SQLite, rendered once at load.
+    sqlite_text: String,
     /// Its contract.
     pub contract: Contract,
 }
@@ -105,8 +107,15 @@ impl Statement {
     }
 
     /// The text for SQLite: `$n` rendered `?n`, literals and comments untouched.
-    pub fn sqlite(&self) -> String {
-        scan::tokens(&self.text)
+    pub fn sqlite(&self) -> &str {
+        &self.sqlite_text
+    }
+}
+
+/// `text` with `$n` rendered `?n`, literals and comments untouched.
+fn render_sqlite(text: &str) -> String {
+    {
+        scan::tokens(text)
             .into_iter()
             .map(|t| match t {
                 Token::Placeholder(n) => format!("?{n}"),
@@ -254,7 +263,8 @@ fn statement(file: &str, block: Block) -> Result<Statement, SqlFileError> {
     if let Some(why) = lint::nondeterminism(&tokens, &contract) {
         return Err(err(why));
     }
-    Ok(Statement { name, rule, line, text, param_count, contract })
+    let sqlite_text = render_sqlite(&text);
+    Ok(Statement { name, rule, line, text, param_count, sqlite_text, contract })
 }
 
 /// The placeholders `used` (highest `count`) fit `contract`: none past its parameters,
