@@ -96,6 +96,20 @@ pub fn set_store_override(o: StoreOverride) {
     STORE_OVERRIDE.set(o).expect("the store override is set once");
 }
 
+/// The command line's `--store` and `--sql`, as they belong in a replay line (empty if
+/// neither was given).
+pub fn store_flags() -> String {
+    let Some(o) = STORE_OVERRIDE.get() else { return String::new() };
+    let mut flags = String::new();
+    if let Some(engine) = o.engine {
+        flags.push_str(&format!(" --store {}", engine.name()));
+    }
+    if let Some((name, _)) = &o.sql {
+        flags.push_str(&format!(" --sql {}", crate::replay::shell_word(name)));
+    }
+    flags
+}
+
 /// [`load`] without the command line's store choice.
 fn load_as_written(value: &str) -> Result<Vec<Scenario>, ScenarioError> {
     if value == "all" {

@@ -110,7 +110,8 @@ fn build_world(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<Mode
     .with_careless_commit_retry(ctx.mutant_is(Mutant::CommitRetryAcceptsFreeRow));
     let store = match scenario.store.engine {
         sql_store::StoreEngine::Model => store,
-        _ => store.with_sql_engine(sql_store::load::engine(&scenario.store)),
+        sql_store::StoreEngine::Sqlite => store.with_sql_engine(sql_store::load::engine(&scenario.store)),
+        sql_store::StoreEngine::Differential => store.with_sql_shadow(sql_store::load::engine(&scenario.store)),
     };
     let world = Rc::new(World {
         ctx,

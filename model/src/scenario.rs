@@ -11,9 +11,9 @@ use sutra_sim_core::time::serde_duration;
 use sutra_sim_core::{format_duration, Budgets, StrategyConfig};
 
 use crate::design::Design;
-use crate::sql_store::StoreSection;
 pub use crate::faults::kind::Faults;
 use crate::ratio::Ratio;
+use crate::sql_store::StoreSection;
 
 /// Most replicas, lanes, instances and steps a scenario may ask for.
 pub const REPLICAS_MAX: u32 = 32;

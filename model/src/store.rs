@@ -101,6 +101,9 @@ pub struct StoreState {
     /// The work left (steps not committed, claims held), kept from the rows the store
     /// writes, so the driver can tell progress from a stall in O(1).
     pub work: WorkLeft,
+    /// The first difference between the model's store and the SQL engine in a
+    /// differential run (`store-divergence` reads it); `None` otherwise.
+    pub divergence: Option<crate::sql_store::differential::Divergence>,
 }
 
 impl StoreState {
@@ -281,6 +284,9 @@ impl Call for ClaimCall {
         if let ClaimResult::Refused { holder } = result {
             store.tracer.emit(ModelEvent::ClaimRefused { instance, exec, owner, path, holder, task: sender() });
         }
+        if store.shadowed() {
+            crate::sql_store::differential::claim(store, instance, owner, client_now, result);
+        }
         result
     }
 }
@@ -320,6 +326,9 @@ impl Call for ReadCall {
             version,
             task: sender(),
         });
+        if store.shadowed() {
+            crate::sql_store::differential::read(store, instance, (version, completed));
+        }
         (version, completed)
     }
 }
@@ -438,6 +447,10 @@ impl Call for CommitCall {
                 task: sender(),
             });
         }
+        if store.shadowed() {
+            let due = executor::now().add(timer_delay);
+            crate::sql_store::differential::commit(store, instance, owner, claim.epoch, spec, due, aborted, &outcome);
+        }
         outcome
     }
 }
@@ -509,6 +522,9 @@ impl Call for CommittedUnderCall {
             version,
             task: sender(),
         });
+        if store.shadowed() {
+            crate::sql_store::differential::committed_under(store, instance, based_on, committed);
+        }
         committed
     }
 }
@@ -555,6 +571,8 @@ pub struct Store {
     /// The SQL engine (`[store] engine = "sqlite"`), which then runs every operation; the
     /// in-memory rows become a mirror of what its statements returned.
     sql: Option<Rc<RefCell<crate::sql_store::SqlEngine>>>,
+    /// The SQL engine only follows the model's store, comparing (`differential`).
+    differential: bool,
 }
 
 impl Store {
@@ -578,12 +596,21 @@ impl Store {
             claim_timeout,
             retry_accepts_free_row: false,
             sql: None,
+            differential: false,
         }
     }
 
     /// This store running every operation on `engine` (`[store] engine = "sqlite"`).
     pub fn with_sql_engine(mut self, engine: crate::sql_store::SqlEngine) -> Store {
         self.sql = Some(Rc::new(RefCell::new(engine)));
+        self
+    }
+
+    /// This store answering as the model, with `engine` running every operation beside it
+    /// in lockstep (`[store] engine = "differential"`).
+    pub fn with_sql_shadow(mut self, engine: crate::sql_store::SqlEngine) -> Store {
+        self.sql = Some(Rc::new(RefCell::new(engine)));
+        self.differential = true;
         self
     }
 
@@ -594,7 +621,12 @@ impl Store {
 
     /// True when the SQL engine runs the store's operations.
     pub(crate) fn sql_runs_alone(&self) -> bool {
-        self.sql.is_some()
+        self.sql.is_some() && !self.differential
+    }
+
+    /// True when the SQL engine follows the model's store in lockstep (`differential`).
+    pub(crate) fn shadowed(&self) -> bool {
+        self.differential
     }
 
     /// Mirrors into the in-memory row what a statement returned for `instance`'s row.
@@ -933,6 +965,10 @@ impl Store {
                 parked,
             });
         }
+        if self.shadowed() {
+            let statement = if write == WriteKind::Migration { "migrate_commit" } else { "release" };
+            crate::sql_store::differential::release(self, statement, instance, owner, (matched, epoch));
+        }
         (matched, epoch)
     }
 
@@ -962,6 +998,9 @@ impl Store {
                 renewal: !fresh,
                 task: sender(),
             });
+        }
+        if self.shadowed() {
+            crate::sql_store::differential::acquire_lease(self, process, until, held);
         }
         self.latency().await;
         held
@@ -1020,6 +1059,16 @@ impl Store {
         for &(instance, owner, age_ns, version, epoch, parked, lease_held) in &cleared {
             self.emit_swept(instance, owner, epoch, age_ns, by, lease_held, version, parked);
         }
+        if self.shadowed() {
+            let swept = cleared.iter().map(|c| (c.0, c.4)).collect();
+            crate::sql_store::differential::sweep(
+                self,
+                by,
+                cutoff,
+                crate::sql_store::differential::sweep_careless(cutoff, require_lease, filter),
+                swept,
+            );
+        }
         self.latency().await;
         cleared.len() as u32
     }
@@ -1057,6 +1106,14 @@ impl Store {
             (stale, lease_held_by(&s, by, now))
         };
         self.tracer.emit(ModelEvent::SweepSelected { by, stale: stale.len() as u32, lease_held, task: sender() });
+        if self.shadowed() {
+            crate::sql_store::differential::select_stale(
+                self,
+                cutoff,
+                crate::sql_store::differential::select_careless(cutoff, filter),
+                &stale,
+            );
+        }
         self.latency().await;
         stale
     }
@@ -1078,7 +1135,8 @@ impl Store {
     ) -> bool {
         self.request().await;
         if self.sql_runs_alone() {
-            let cleared = crate::sql_store::apply::clear_stale(self, by, instance, epoch, cutoff, require_lease, recheck);
+            let cleared =
+                crate::sql_store::apply::clear_stale(self, by, instance, epoch, cutoff, require_lease, recheck);
             self.latency().await;
             return cleared;
         }
@@ -1106,6 +1164,10 @@ impl Store {
                 self.emit_swept(instance, owner, epoch, age_ns, by, lease_held, version, parked)
             }
             None => self.tracer.emit(ModelEvent::SweepClearMissed { instance, by, epoch, task: sender() }),
+        }
+        if self.shadowed() {
+            let careless = crate::sql_store::differential::clear_careless(cutoff, require_lease, recheck);
+            crate::sql_store::differential::clear_stale(self, by, instance, epoch, cutoff, careless, cleared.is_some());
         }
         self.latency().await;
         cleared.is_some()
@@ -1205,6 +1267,9 @@ impl Store {
             }
             picked
         };
+        if self.shadowed() {
+            crate::sql_store::differential::pick_due_timers(self, fire_lease, limit, &picked);
+        }
         self.latency().await;
         picked
     }
@@ -1254,6 +1319,10 @@ impl Store {
                 task: sender(),
             });
         }
+        if self.shadowed() {
+            let answer = deferred.map(|(attempt, _, delay)| (attempt, delay));
+            crate::sql_store::differential::defer_timer(self, instance, expects, refused, answer);
+        }
         self.latency().await;
         deferred.map(|(attempt, _, delay)| (attempt, delay))
     }
@@ -1277,6 +1346,9 @@ impl Store {
         };
         if let Some(t) = &task {
             self.tracer.emit(ModelEvent::TaskLocked { instance: t.instance, worker });
+        }
+        if self.shadowed() {
+            crate::sql_store::differential::lock_task(self, worker, duration, task);
         }
         self.latency().await;
         task
@@ -1308,6 +1380,9 @@ impl Store {
             self.tracer.emit(ModelEvent::TaskCompleted { instance, worker });
             self.publish_from_outbox(instance, expects, ResumePath::PullCompletion);
         }
+        if self.shadowed() {
+            crate::sql_store::differential::complete_task(self, worker, instance, expects, done);
+        }
         self.latency().await;
         done
     }
@@ -1322,6 +1397,9 @@ impl Store {
         );
         if self.sql_runs_alone() {
             return crate::sql_store::apply::publish_first_relay(self, instance);
+        }
+        if self.shadowed() {
+            crate::sql_store::differential::publish_first_relay(self, instance);
         }
         self.publish_from_outbox(instance, 0, ResumePath::Relay);
     }

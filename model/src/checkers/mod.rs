@@ -25,6 +25,7 @@ pub mod refusal_contract;
 pub mod refused_migration_touches_nothing;
 pub mod release_with_commit;
 pub mod stale_steal;
+pub mod store_divergence;
 pub mod sweep_by_age;
 pub mod tickets_follow_routes;
 
@@ -66,6 +67,7 @@ pub fn built_in() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
         exited_stays_exited::spec(),
         commit_once::spec(),
         live_leak::spec(),
+        store_divergence::spec(),
         eventual_completion::spec(),
         quiet_bounce_meter::spec(),
     ]

@@ -53,10 +53,14 @@ pub fn claim(
 ) -> ClaimResult {
     let now = now_ns();
     let sql = store.sql().expect("the SQL engine");
-    let granted = sql.borrow_mut().claim(instance, owner, now, nanos(store.claim_timeout), client_now.map(SimTime::as_nanos));
+    // The claimant's clock: the mutant's reading, or the calling node's own.
+    let claimant_clock = client_now.unwrap_or_else(executor::local_now).as_nanos();
+    let timeout = nanos(store.claim_timeout);
+    let granted = sql.borrow_mut().claim(instance, owner, now, timeout, claimant_clock, client_now.is_some());
     let Some(g) = granted else {
         let holder = sql.borrow().read(instance).owner;
-        let holder = holder.unwrap_or_else(|| panic!("statement `claim` matched nothing on instance {}'s free row", instance.0));
+        let holder =
+            holder.unwrap_or_else(|| panic!("statement `claim` matched nothing on instance {}'s free row", instance.0));
         store.tracer.emit(ModelEvent::ClaimRefused { instance, exec, owner, path, holder, task: sender() });
         return ClaimResult::Refused { holder };
     };
@@ -144,7 +148,14 @@ pub fn commit(
     let accepted = sql.borrow_mut().commit(instance, owner, spec.based_on, spec.release, careless);
     let Some(c) = accepted else {
         let holder = sql.borrow().read(instance).owner;
-        store.tracer.emit(ModelEvent::CommitRejected { instance, exec, owner, epoch: claim.epoch, holder, task: sender() });
+        store.tracer.emit(ModelEvent::CommitRejected {
+            instance,
+            exec,
+            owner,
+            epoch: claim.epoch,
+            holder,
+            task: sender(),
+        });
         return Err(holder);
     };
     let due = now.add(timer_delay);
@@ -174,9 +185,11 @@ pub fn commit(
         parked: c.parked,
     });
     match c.next {
-        Some(Trigger::Timer) => {
-            store.tracer.emit(ModelEvent::TimerScheduled { instance, step: c.version as u32 + 1, due_ns: due.as_nanos() })
-        }
+        Some(Trigger::Timer) => store.tracer.emit(ModelEvent::TimerScheduled {
+            instance,
+            step: c.version as u32 + 1,
+            due_ns: due.as_nanos(),
+        }),
         Some(Trigger::Pull) => store.tracer.emit(ModelEvent::TaskParked { instance, step: c.version as u32 + 1 }),
         Some(Trigger::Relay) => {
             let out = outgoing.expect("a relay written to the outbox");
@@ -231,7 +244,13 @@ fn cleared(store: &Store, by: ProcessId, lease_held: bool, rows: &[Cleared]) {
 }
 
 /// The one-statement sweep.
-pub fn sweep(store: &Store, by: ProcessId, cutoff: SweepCutoff, require_lease: bool, filter: Option<OwnerFilter>) -> u32 {
+pub fn sweep(
+    store: &Store,
+    by: ProcessId,
+    cutoff: SweepCutoff,
+    require_lease: bool,
+    filter: Option<OwnerFilter>,
+) -> u32 {
     let careless = at_most_one(&[
         (!require_lease).then_some(Careless::SweepUnleased),
         matches!(cutoff, SweepCutoff::TakenBefore(_)).then_some(Careless::SweepTakenBefore),
@@ -246,7 +265,12 @@ pub fn sweep(store: &Store, by: ProcessId, cutoff: SweepCutoff, require_lease: b
 }
 
 /// The two-step sweep's select.
-pub fn select_stale(store: &Store, by: ProcessId, cutoff: SweepCutoff, filter: Option<OwnerFilter>) -> Vec<(InstanceId, u64)> {
+pub fn select_stale(
+    store: &Store,
+    by: ProcessId,
+    cutoff: SweepCutoff,
+    filter: Option<OwnerFilter>,
+) -> Vec<(InstanceId, u64)> {
     let careless = at_most_one(&[
         matches!(cutoff, SweepCutoff::TakenBefore(_)).then_some(Careless::SelectTakenBefore),
         filter.map(|_| Careless::SelectParsesOwner),
@@ -317,13 +341,20 @@ pub fn defer_timer(
     let attempt = sql.borrow().timer_refuse(instance, expects, refused)?;
     let attempt = u32::try_from(attempt).expect("a refusal count fits u32");
     let delay = backoff(attempt);
-    let (written, due) = sql.borrow().timer_defer(instance, expects, now.add(delay).as_nanos()).expect("the row just counted");
+    let (written, due) =
+        sql.borrow().timer_defer(instance, expects, now.add(delay).as_nanos()).expect("the row just counted");
     store.state.borrow_mut().timers.update(instance, |row| {
         row.attempt = written as u32;
         row.due = SimTime(due);
     });
     store.rows_written.notify();
-    store.tracer.emit(ModelEvent::TimerDeferred { instance, expects, attempt: written as u32, due_ns: due, task: sender() });
+    store.tracer.emit(ModelEvent::TimerDeferred {
+        instance,
+        expects,
+        attempt: written as u32,
+        due_ns: due,
+        task: sender(),
+    });
     Some((attempt, delay))
 }
 
@@ -331,7 +362,8 @@ pub fn defer_timer(
 pub fn lock_task(store: &Store, worker: u32, duration: Duration) -> Option<TaskRow> {
     let now = executor::now();
     let until = now.add(duration);
-    let (instance, expects) = store.sql().expect("the SQL engine").borrow().task_lock(worker, now.as_nanos(), until.as_nanos())?;
+    let (instance, expects) =
+        store.sql().expect("the SQL engine").borrow().task_lock(worker, now.as_nanos(), until.as_nanos())?;
     let task = TaskRow { instance, expects, locked: Some((worker, until)) };
     store.state.borrow_mut().tasks.insert(instance, task);
     store.tracer.emit(ModelEvent::TaskLocked { instance, worker });

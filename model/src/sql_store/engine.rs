@@ -10,11 +10,12 @@
 //! bound parameters, and the rows of an UPDATE ... RETURNING of several rows (which cannot
 //! ORDER BY) are ordered here by their first column, the instance id.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use rusqlite::types::Value;
-use rusqlite::{Connection, Row};
+use rusqlite::{Connection, OpenFlags, Row};
 use sutra_sql::{Statement, Statements};
 
 use super::careless::Careless;
@@ -26,12 +27,47 @@ pub type Params = Vec<Value>;
 
 /// The SQL engine of one run.
 pub struct SqlEngine {
-    db: Connection,
+    /// Taken back into the thread's pool when the engine drops.
+    db: Option<Connection>,
     /// The checked statements and their careless alternatives.
     loaded: Rc<Loaded>,
     /// Owner ids as the store wrote them (opaque text, R14) back to the model's ids: the
     /// client library's table, not the store's.
     owners: BTreeMap<String, OwnerId>,
+}
+
+/// The tables of a database, in name order.
+const TABLES: &str = "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name";
+
+thread_local! {
+    /// The connection of this thread's last run, with the statements it was made for.
+    /// Preparing every statement again on a new connection was a fifth of a run's time;
+    /// a reused connection is emptied before each run, so each run still starts from
+    /// empty tables and nothing of one run reaches the next.
+    static POOL: RefCell<Option<(Rc<Loaded>, Connection)>> = const { RefCell::new(None) };
+}
+
+/// A new in-memory database with `loaded`'s schema.
+fn fresh_connection(loaded: &Loaded) -> Connection {
+    // One connection, one thread: SQLite's own mutexes would only cost.
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let db = Connection::open_in_memory_with_flags(flags).expect("an in-memory SQLite database opens");
+    // Every statement stays prepared for the connection's life.
+    db.set_prepared_statement_cache_capacity(sutra_sql::CONTRACTS.len() + Careless::ALL.len() + 16);
+    for s in loaded.statements.schema() {
+        db.execute(s.sqlite(), []).unwrap_or_else(|e| panic!("schema statement `{}`: {e}", s.name));
+    }
+    db
+}
+
+impl Drop for SqlEngine {
+    fn drop(&mut self) {
+        if let Some(db) = self.db.take() {
+            let loaded = self.loaded.clone();
+            // A thread ending drops its pool first; the connection then just closes.
+            let _ = POOL.try_with(|p| *p.borrow_mut() = Some((loaded, db)));
+        }
+    }
 }
 
 /// The integer of a time or count, for binding.
@@ -59,17 +95,37 @@ pub fn careless_statements() -> Result<BTreeMap<Careless, Statement>, sutra_sql:
 }
 
 impl SqlEngine {
-    /// A fresh database with `statements`' schema and the sweeper's lease row.
+    /// An empty database with `loaded`'s schema and the sweeper's free lease row.
     pub fn new(loaded: Rc<Loaded>) -> SqlEngine {
-        let db = Connection::open_in_memory().expect("an in-memory SQLite database opens");
-        // Every statement stays prepared for the whole run.
-        db.set_prepared_statement_cache_capacity(sutra_sql::CONTRACTS.len() + Careless::ALL.len());
-        let engine = SqlEngine { db, loaded, owners: BTreeMap::new() };
-        for s in engine.loaded.statements.schema() {
-            engine.db.execute(&s.sqlite(), []).unwrap_or_else(|e| panic!("schema statement `{}`: {e}", s.name));
-        }
+        let db = match POOL.with(|p| p.borrow_mut().take()) {
+            Some((of, db)) if Rc::ptr_eq(&of, &loaded) => db,
+            _ => fresh_connection(&loaded),
+        };
+        let engine = SqlEngine { db: Some(db), loaded, owners: BTreeMap::new() };
+        engine.empty_every_table();
         engine.execute("lease_create", vec![]);
         engine
+    }
+
+    fn db(&self) -> &Connection {
+        self.db.as_ref().expect("the connection is kept until the engine drops")
+    }
+
+    /// Deletes every row of every table (in name order): a reused connection starts the
+    /// run as empty as a fresh one.
+    fn empty_every_table(&self) {
+        let tables: Vec<String> = {
+            let mut q = self.db().prepare_cached(TABLES).expect("the schema lists its tables");
+            let names = q.query_map([], |r| r.get(0)).expect("the schema lists its tables");
+            names.collect::<rusqlite::Result<_>>().expect("table names are text")
+        };
+        for t in tables {
+            let delete = format!("DELETE FROM \"{}\"", t.replace('"', "\"\""));
+            self.db()
+                .prepare_cached(&delete)
+                .and_then(|mut d| d.execute([]))
+                .unwrap_or_else(|e| panic!("emptying {t}: {e}"));
+        }
     }
 
     /// The statement `name`, or its careless alternative.
@@ -89,7 +145,7 @@ impl SqlEngine {
     /// Runs a statement that returns nothing; the count of rows it changed.
     pub fn execute(&self, name: &str, params: Params) -> usize {
         let s = self.statement(name, None);
-        let mut prepared = self.db.prepare_cached(&s.sqlite()).unwrap_or_else(|e| panic!("statement `{name}`: {e}"));
+        let mut prepared = self.db().prepare_cached(s.sqlite()).unwrap_or_else(|e| panic!("statement `{name}`: {e}"));
         prepared
             .execute(rusqlite::params_from_iter(s.bound(&params)))
             .unwrap_or_else(|e| panic!("statement `{name}` failed: {e}"))
@@ -105,7 +161,7 @@ impl SqlEngine {
         read: impl Fn(&SqlEngine, &Row<'_>) -> rusqlite::Result<T>,
     ) -> Vec<T> {
         let s = self.statement(name, careless);
-        let mut prepared = self.db.prepare_cached(&s.sqlite()).unwrap_or_else(|e| panic!("statement `{name}`: {e}"));
+        let mut prepared = self.db().prepare_cached(s.sqlite()).unwrap_or_else(|e| panic!("statement `{name}`: {e}"));
         let mut rows = prepared
             .query(rusqlite::params_from_iter(s.bound(&params)))
             .unwrap_or_else(|e| panic!("statement `{name}` failed: {e}"));
@@ -154,7 +210,12 @@ impl SqlEngine {
     /// The owner id the store returned as `text` (`None` for NULL).
     pub fn owner(&self, text: Option<String>) -> Option<OwnerId> {
         let text = text?;
-        Some(*self.owners.get(&text).unwrap_or_else(|| panic!("the store returned owner {text:?}, which no client wrote")))
+        Some(
+            *self
+                .owners
+                .get(&text)
+                .unwrap_or_else(|| panic!("the store returned owner {text:?}, which no client wrote")),
+        )
     }
 
     /// Column `i` of `row` as a u64 (a BIGINT the store wrote).

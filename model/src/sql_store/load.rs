@@ -14,7 +14,9 @@ use super::section::StoreSection;
 
 /// A checked file and the careless alternatives, ready for runs.
 pub struct Loaded {
+    /// The checked statements file.
     pub statements: Statements,
+    /// The careless alternatives, by kind.
     pub careless: BTreeMap<Careless, Statement>,
 }
 

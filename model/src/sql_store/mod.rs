@@ -7,6 +7,7 @@
 
 pub mod apply;
 pub mod careless;
+pub mod differential;
 pub mod engine;
 pub mod load;
 pub mod ops;

@@ -12,8 +12,11 @@ use crate::store::Trigger;
 /// What a granted claim returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Granted {
+    /// The claim epoch the row holds.
     pub epoch: u64,
+    /// The row's committed version.
     pub version: u64,
+    /// Waiting on a pull task.
     pub parked: bool,
     /// The owner before the grant.
     pub previous: Option<OwnerId>,
@@ -24,21 +27,32 @@ pub struct Granted {
 /// The row as `read` returned it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RowNow {
+    /// The row's committed version.
     pub version: u64,
+    /// Steps in all.
     pub steps: u64,
+    /// The owner the row holds.
     pub owner: Option<OwnerId>,
+    /// The claim epoch the row holds.
     pub epoch: u64,
+    /// Waiting on a pull task.
     pub parked: bool,
 }
 
 /// What an accepted commit returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Committed {
+    /// The row's committed version.
     pub version: u64,
+    /// The owner the row holds.
     pub owner: Option<OwnerId>,
+    /// The claim epoch the row holds.
     pub epoch: u64,
+    /// Waiting on a pull task.
     pub parked: bool,
+    /// The owner before the commit.
     pub owner_before: Option<OwnerId>,
+    /// The version before the commit.
     pub version_before: u64,
     /// The next step's trigger, `None` once the last step committed.
     pub next: Option<Trigger>,
@@ -47,43 +61,61 @@ pub struct Committed {
 /// What a release (or a migration's releasing write) returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Released {
+    /// The row's committed version.
     pub version: u64,
+    /// The claim epoch the row holds.
     pub epoch: u64,
+    /// Waiting on a pull task.
     pub parked: bool,
 }
 
 /// A claim a sweep cleared.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cleared {
+    /// The instance.
     pub instance: InstanceId,
+    /// The owner the row holds.
     pub owner: OwnerId,
+    /// The claim epoch the row holds.
     pub epoch: u64,
+    /// When the cleared claim was taken, by the store's clock.
     pub claimed_at: u64,
+    /// The row's committed version.
     pub version: u64,
+    /// Waiting on a pull task.
     pub parked: bool,
 }
 
 /// A lease the store granted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Lease {
+    /// The lease's expiry.
     pub until: u64,
+    /// The holder before.
     pub previous_holder: Option<u32>,
+    /// The expiry before.
     pub previous_until: u64,
 }
 
 /// A timer row as `timer_due` returned it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DueTimer {
+    /// The instance.
     pub instance: InstanceId,
+    /// The version it fires or completes for.
     pub expects: u64,
+    /// When it was due.
     pub due: u64,
+    /// Refusals counted so far.
     pub attempt: u64,
 }
 
 /// An outbox row taken for publishing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Outgoing {
+    /// The instance.
     pub instance: InstanceId,
+    /// The version it fires or completes for.
     pub expects: u64,
     /// True for a pull worker's completion, false for a relay of the commit.
     pub pull_completion: bool,
@@ -144,10 +176,21 @@ impl SqlEngine {
     }
 
     /// `claim`: the grant, or `None` (refused).
-    pub fn claim(&mut self, instance: InstanceId, owner: OwnerId, now: u64, timeout: u64, claimant_clock: Option<u64>) -> Option<Granted> {
-        let careless = claimant_clock.map(|_| Careless::ClaimByClaimantClock);
+    /// `claimant_clock` is the claimant's own clock reading, which the contract sends as
+    /// `$5` (the default statement ignores it); `careless` is the client-clock-staleness
+    /// mutant's statement, which judges by it.
+    pub fn claim(
+        &mut self,
+        instance: InstanceId,
+        owner: OwnerId,
+        now: u64,
+        timeout: u64,
+        claimant_clock: u64,
+        careless: bool,
+    ) -> Option<Granted> {
+        let careless = careless.then_some(Careless::ClaimByClaimantClock);
         let owner = self.bind_owner(owner);
-        let params = vec![id(instance), owner, int(now), int(timeout), int(claimant_clock.unwrap_or(now))];
+        let params = vec![id(instance), owner, int(now), int(timeout), int(claimant_clock)];
         self.row("claim", careless, params, |e, r| {
             Ok(Granted {
                 epoch: SqlEngine::u(r, 1)?,
@@ -174,7 +217,14 @@ impl SqlEngine {
     }
 
     /// `commit` (or a careless one): the accepted write, or `None` (rejected).
-    pub fn commit(&mut self, instance: InstanceId, owner: OwnerId, based_on: u64, release: bool, careless: Option<Careless>) -> Option<Committed> {
+    pub fn commit(
+        &mut self,
+        instance: InstanceId,
+        owner: OwnerId,
+        based_on: u64,
+        release: bool,
+        careless: Option<Careless>,
+    ) -> Option<Committed> {
         let owner = self.bind_owner(owner);
         let params = vec![id(instance), owner, int(based_on), flag(release)];
         self.row("commit", careless, params, |e, r| {
@@ -193,7 +243,14 @@ impl SqlEngine {
     /// The rest of an accepted commit's transaction: the step history, the consumed
     /// trigger rows, the next trigger's row (a timer due at `due`, a task, or a relay in
     /// the outbox, taken back out for publishing).
-    pub fn commit_rows(&self, instance: InstanceId, based_on: u64, epoch: u64, next: Option<Trigger>, due: u64) -> Option<Outgoing> {
+    pub fn commit_rows(
+        &self,
+        instance: InstanceId,
+        based_on: u64,
+        epoch: u64,
+        next: Option<Trigger>,
+        due: u64,
+    ) -> Option<Outgoing> {
         self.execute("step_forget", vec![id(instance), int(based_on)]);
         self.execute("step_record", vec![id(instance), int(based_on), int(epoch)]);
         self.execute("timer_clear", vec![id(instance)]);
@@ -226,7 +283,11 @@ impl SqlEngine {
     pub fn outbox_take(&self) -> Option<Outgoing> {
         self.row("outbox_take", None, vec![], |_, r| {
             let path: String = r.get(3)?;
-            Ok(Outgoing { instance: instance_at(r, 1)?, expects: SqlEngine::u(r, 2)?, pull_completion: path == "pull-completion" })
+            Ok(Outgoing {
+                instance: instance_at(r, 1)?,
+                expects: SqlEngine::u(r, 2)?,
+                pull_completion: path == "pull-completion",
+            })
         })
     }
 
@@ -260,13 +321,26 @@ impl SqlEngine {
     }
 
     /// `sweep` (or a careless one): the claims cleared, by instance.
-    pub fn sweep(&self, process: ProcessId, now: u64, timeout: u64, cutoff: u64, careless: Option<Careless>) -> Vec<Cleared> {
+    pub fn sweep(
+        &self,
+        process: ProcessId,
+        now: u64,
+        timeout: u64,
+        cutoff: u64,
+        careless: Option<Careless>,
+    ) -> Vec<Cleared> {
         let params = vec![int(u64::from(process.0)), int(now), int(timeout), int(cutoff)];
         self.rows_ordered("sweep", careless, params, swept_row, |c| c.instance)
     }
 
     /// `sweep_select` (or a careless one): stale instances with their epochs.
-    pub fn sweep_select(&self, now: u64, timeout: u64, cutoff: u64, careless: Option<Careless>) -> Vec<(InstanceId, u64)> {
+    pub fn sweep_select(
+        &self,
+        now: u64,
+        timeout: u64,
+        cutoff: u64,
+        careless: Option<Careless>,
+    ) -> Vec<(InstanceId, u64)> {
         self.rows("sweep_select", careless, vec![int(now), int(timeout), int(cutoff)], |_, r| {
             Ok((instance_at(r, 0)?, SqlEngine::u(r, 1)?))
         })

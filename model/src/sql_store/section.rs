@@ -35,9 +35,10 @@ impl StoreEngine {
 
     /// The engine called `name`.
     pub fn parse(name: &str) -> Result<StoreEngine, String> {
-        StoreEngine::ALL.into_iter().find(|e| e.name() == name).ok_or_else(|| {
-            format!("unknown store engine {name:?}; known engines: model, sqlite, differential")
-        })
+        StoreEngine::ALL
+            .into_iter()
+            .find(|e| e.name() == name)
+            .ok_or_else(|| format!("unknown store engine {name:?}; known engines: model, sqlite, differential"))
     }
 
     /// True if SQLite runs (alone or beside the model).
