@@ -237,8 +237,12 @@ pub const VARIANTS: &[VariantInfo] = &[
         expected: Expected::Unsafe("parked-holds-no-claim"),
         setting: Setting::Design(Design { claim_span: ClaimSpan::HeartbeatAcrossPark, ..SPEC }),
     },
-    // The SQL choices (issue 25): the same decisions taken in the statements a team ships,
-    // run by the SQL store engine.
+];
+
+/// The SQL choices (issue 25): the same decisions taken in the statements a team ships,
+/// each a statements file run by the SQL store engine. `sutra-sim variants --store sqlite`
+/// runs them after [`VARIANTS`] (which then run on the SQL engine too).
+pub const SQL_VARIANTS: &[VariantInfo] = &[
     VariantInfo {
         name: "sql-sweep-one-statement",
         spec: "The sweep is the only backstop that can exist",
@@ -268,6 +272,13 @@ pub const VARIANTS: &[VariantInfo] = &[
         setting: Setting::Sql(sql_variant_file!("commit-without-owner")),
     },
     VariantInfo {
+        name: "sql-claim-age-by-store-time",
+        spec: "The claim is a compare-and-set, and a failure is a refusal",
+        description: "SQL: the claim judges staleness by the store's time, bound as a parameter",
+        expected: Expected::Safe,
+        setting: Setting::Sql(DEFAULT_SQL),
+    },
+    VariantInfo {
         name: "sql-claim-by-client-timestamp",
         spec: "The claim is a compare-and-set, and a failure is a refusal",
         description: "SQL: the claim judges staleness by a timestamp the claimant sends (fabric8 #7258)",
@@ -289,6 +300,13 @@ pub const VARIANTS: &[VariantInfo] = &[
         setting: Setting::Sql(sql_variant_file!("release-by-id-only")),
     },
     VariantInfo {
+        name: "sql-claim-grants-same-owner",
+        spec: "Re-entrancy, and the invariant that makes it safe",
+        description: "SQL: the claim's WHERE takes a free, stale or same-owner row (R10)",
+        expected: Expected::Safe,
+        setting: Setting::Sql(DEFAULT_SQL),
+    },
+    VariantInfo {
         name: "sql-claim-refuses-same-owner",
         spec: "Re-entrancy, and the invariant that makes it safe",
         description: "SQL: the claim takes only a free or stale row, refusing its own owner (R10, R21)",
@@ -297,10 +315,16 @@ pub const VARIANTS: &[VariantInfo] = &[
     },
 ];
 
+/// The variants `sutra-sim variants` runs: [`VARIANTS`], and with the SQL store engine
+/// ([`SQL_VARIANTS`]) the SQL choices after them.
+pub fn all(sql: bool) -> impl Iterator<Item = &'static VariantInfo> {
+    VARIANTS.iter().chain(SQL_VARIANTS.iter().filter(move |_| sql))
+}
+
 /// Looks a variant up by its name.
 pub fn parse(name: &str) -> Result<&'static VariantInfo, String> {
-    VARIANTS.iter().find(|v| v.name == name).ok_or_else(|| {
-        let known: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();
+    all(true).find(|v| v.name == name).ok_or_else(|| {
+        let known: Vec<&str> = all(true).map(|v| v.name).collect();
         format!("unknown variant {name:?}; known variants: {}", known.join(", "))
     })
 }
@@ -318,11 +342,11 @@ mod tests {
     #[test]
     fn there_are_at_least_eight_variants_with_distinct_names_and_both_sides_of_each_decision() {
         assert!(VARIANTS.len() >= 8);
-        let names: std::collections::BTreeSet<&str> = VARIANTS.iter().map(|v| v.name).collect();
-        assert_eq!(names.len(), VARIANTS.len());
-        let sections: std::collections::BTreeSet<&str> = VARIANTS.iter().map(|v| v.spec).collect();
+        let names: std::collections::BTreeSet<&str> = all(true).map(|v| v.name).collect();
+        assert_eq!(names.len(), all(true).count());
+        let sections: std::collections::BTreeSet<&str> = all(true).map(|v| v.spec).collect();
         for section in sections {
-            let sides: Vec<Expected> = VARIANTS.iter().filter(|v| v.spec == section).map(|v| v.expected).collect();
+            let sides: Vec<Expected> = all(true).filter(|v| v.spec == section).map(|v| v.expected).collect();
             assert!(sides.contains(&Expected::Safe), "{section}: no safe side");
             assert!(sides.iter().any(|e| *e != Expected::Safe), "{section}: no unsafe side");
         }
@@ -331,7 +355,7 @@ mod tests {
     #[test]
     fn every_expected_checker_is_registered_and_a_mutant_variant_expects_what_its_mutant_does() {
         let registry = checkers::registry();
-        for v in VARIANTS {
+        for v in all(true) {
             for c in v.expected.checkers() {
                 assert!(registry.get(c).is_ok(), "variant {}: checker {c} is not registered", v.name);
             }

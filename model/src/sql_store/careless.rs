@@ -103,3 +103,18 @@ impl Careless {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_careless_statement_passes_the_loader_and_differs_from_the_default() {
+        let careless = crate::sql_store::engine::careless_statements().expect("careless statements load");
+        let defaults = sutra_sql::Statements::default();
+        for kind in Careless::ALL {
+            let text = &careless[&kind].text;
+            assert_ne!(text, &defaults.get(kind.statement()).unwrap().text, "{kind:?} is the default");
+        }
+    }
+}
