@@ -622,7 +622,7 @@ fn the_own_sql_walk_through_runs_as_shown() {
     assert!(out.contains("commit-by-owner") && out.contains("--store sqlite --sql ours.sql"), "{out}");
     let (code, out, _) = run(&lines[1]);
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("STORY") || out.contains("story"), "{out}");
+    assert!(out.contains("replay: sutra-sim run --scenario smoke --seed 1 --store sqlite --sql ours.sql"), "{out}");
     let (code, out, err) = run(&lines[2]);
     assert_eq!(code, 1, "{out}{err}");
     std::fs::remove_file(dir.join("ours.sql")).unwrap();
