@@ -13,6 +13,30 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// The store engine for every scenario this command loads: `model` (the Rust store),
+    /// `sqlite` (the named SQL statements on an in-memory SQLite database) or
+    /// `differential` (both in lockstep; a difference is a `store-divergence` verdict).
+    #[arg(long, global = true, value_name = "model|sqlite|differential")]
+    store: Option<String>,
+    /// A statements file (see sql/statements.sql) to run instead of the built-in one;
+    /// implies `--store sqlite` unless `--store` says otherwise.
+    #[arg(long, global = true, value_name = "FILE")]
+    sql: Option<PathBuf>,
+}
+
+/// Reads `--store` and `--sql` into the override every scenario load applies.
+fn store_override(store: Option<String>, sql: Option<PathBuf>) -> Result<(), Usage> {
+    use sutra_sim_model::sql_store::{section::read_bounded, StoreEngine};
+    let engine = store.as_deref().map(StoreEngine::parse).transpose().map_err(|e| Usage(format!("--store: {e}")))?;
+    let sql = match sql {
+        Some(path) => {
+            let text = read_bounded(&path).map_err(|e| Usage(format!("--sql: {e}")))?;
+            Some((path.display().to_string(), text))
+        }
+        None => None,
+    };
+    sutra_sim::scenario_arg::set_store_override(sutra_sim::scenario_arg::StoreOverride { engine, sql });
+    Ok(())
 }
 
 #[derive(Subcommand)]
@@ -176,6 +200,10 @@ fn main() -> ExitCode {
     }
     purge_freed_memory_soon();
     let cli = Cli::parse();
+    if let Err(Usage(message)) = store_override(cli.store, cli.sql) {
+        eprintln!("error: {message}");
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         Command::Run(args) => commands::run::run(args),
         Command::Check(args) => commands::check::run(args),

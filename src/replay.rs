@@ -115,6 +115,7 @@ pub fn run_command(
     if let Some(s) = strategy {
         cmd.push_str(&format!(" --strategy {}", s.label()));
     }
+    cmd.push_str(&crate::scenario_arg::store_flags());
     cmd
 }
 

@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use sutra_sim_model::scenario::{ScenarioError, BUILT_IN};
+use sutra_sim_model::sql_store::StoreEngine;
 use sutra_sim_model::Scenario;
 
 use crate::plugin::CheckerSet;
@@ -52,6 +53,65 @@ fn is_file(value: &str) -> bool {
 /// for a program that registers checkers after loading (resolve them with
 /// [`CheckerSet::check_scenarios`] before running).
 pub fn load(value: &str) -> Result<Vec<Scenario>, ScenarioError> {
+    let mut scenarios = load_as_written(value)?;
+    if let Some(o) = STORE_OVERRIDE.get() {
+        for scenario in &mut scenarios {
+            o.apply(scenario).map_err(|e| ScenarioError(format!("{}: {e}", origin(value))))?;
+        }
+    }
+    Ok(scenarios)
+}
+
+/// The store engine and statements file the command line chose (`--store`, `--sql`),
+/// applied to every scenario a `--scenario` value loads.
+#[derive(Clone, Debug, Default)]
+pub struct StoreOverride {
+    /// `--store`.
+    pub engine: Option<StoreEngine>,
+    /// `--sql`: the file's name and text.
+    pub sql: Option<(String, String)>,
+}
+
+impl StoreOverride {
+    /// `scenario` with the command line's engine and statements, checked.
+    pub fn apply(&self, scenario: &mut Scenario) -> Result<(), String> {
+        if let Some((name, text)) = &self.sql {
+            scenario.store.sql = Some(name.clone());
+            scenario.store.sql_text = Some(text.clone());
+            if scenario.store.engine == StoreEngine::Model {
+                scenario.store.engine = StoreEngine::Sqlite;
+            }
+        }
+        if let Some(engine) = self.engine {
+            scenario.store.engine = engine;
+        }
+        scenario.store.validate()
+    }
+}
+
+static STORE_OVERRIDE: std::sync::OnceLock<StoreOverride> = std::sync::OnceLock::new();
+
+/// Sets the command line's store choice, once, before any scenario loads.
+pub fn set_store_override(o: StoreOverride) {
+    STORE_OVERRIDE.set(o).expect("the store override is set once");
+}
+
+/// The command line's `--store` and `--sql`, as they belong in a replay line (empty if
+/// neither was given).
+pub fn store_flags() -> String {
+    let Some(o) = STORE_OVERRIDE.get() else { return String::new() };
+    let mut flags = String::new();
+    if let Some(engine) = o.engine {
+        flags.push_str(&format!(" --store {}", engine.name()));
+    }
+    if let Some((name, _)) = &o.sql {
+        flags.push_str(&format!(" --sql {}", crate::replay::shell_word(name)));
+    }
+    flags
+}
+
+/// [`load`] without the command line's store choice.
+fn load_as_written(value: &str) -> Result<Vec<Scenario>, ScenarioError> {
     if value == "all" {
         return Ok(Scenario::all_built_in());
     }

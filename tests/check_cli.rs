@@ -51,7 +51,7 @@ fn check_gives_runs_verdict_checker_message_and_failing_event_with_the_story() {
     let failing = format!("failing event #{} ", header_failing_seq(&path));
     assert!(story.iter().any(|l| l.as_str().unwrap().contains(&failing)), "{story:?}");
     let unable: Vec<&str> = doc["unable"].as_array().unwrap().iter().map(|u| u["checker"].as_str().unwrap()).collect();
-    assert_eq!(unable, ["tickets-follow-routes", "bindings-consistent"]);
+    assert_eq!(unable, ["tickets-follow-routes", "bindings-consistent", "store-divergence"]);
     // The text form: run's words, the failing seq, who judged and who could not.
     let (code, out, _) = sutra_sim(&["check", s(&path)]);
     assert_eq!(code, 1);

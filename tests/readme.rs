@@ -338,6 +338,8 @@ fn every_command_shown_runs_at_a_tiny_count() {
         let dir = scratch(&format!("commands-{name}"));
         // The pages name the corpus by its path from the checkout's root.
         std::os::unix::fs::symlink(root().join("seeds"), dir.join("seeds")).unwrap();
+        // "A team's own SQL": the copy of the statements, edited as the README says.
+        std::fs::write(dir.join("ours.sql"), ours_sql()).unwrap();
         for (command, words, line) in sutra_sim_commands(&command_lines(&page)) {
             for args in tiny(&command, &words).into_iter().flatten().flat_map(with_sibling_shards) {
                 let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -589,4 +591,42 @@ fn the_exploration_figures_are_dated_and_their_command_still_prints_them() {
             "docs/exploration.md has no row for {mutant} in {scenario}"
         );
     }
+}
+
+/// `sql/statements.sql` edited as "A team's own SQL, end to end" says: the commit's WHERE
+/// without `AND owner = $2`.
+fn ours_sql() -> String {
+    let text = std::fs::read_to_string(root().join("sql/statements.sql")).unwrap();
+    let start = text.find("-- name: commit\n").unwrap();
+    let end = start + text[start..].find("-- name: step_forget").unwrap();
+    let commit = text[start..end].replace("WHERE id = $1 AND owner = $2", "WHERE id = $1 AND $2 = $2");
+    assert_ne!(commit, text[start..end], "the README's edit applies");
+    format!("{}{}{}", &text[..start], commit, &text[end..])
+}
+
+#[test]
+fn the_own_sql_walk_through_runs_as_shown() {
+    let text = readme();
+    let section = section(&text, "## A team's own SQL, end to end");
+    assert!(section.contains("drop `AND owner = $2`"), "the README describes the edit the test makes");
+    let dir = scratch("own-sql");
+    std::fs::write(dir.join("ours.sql"), ours_sql()).unwrap();
+    let lines: Vec<String> = command_lines(&section).into_iter().filter(|l| l.starts_with("sutra-sim ")).collect();
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    let run = |line: &str| {
+        let args: Vec<&str> = line.split_whitespace().skip(1).collect();
+        sutra_sim_in(&dir, &args)
+    };
+    let (code, out, _) = run(&lines[0]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("commit-by-owner") && out.contains("--store sqlite --sql ours.sql"), "{out}");
+    let (code, out, _) = run(&lines[1]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("replay: sutra-sim run --scenario smoke --seed 1 --store sqlite --sql ours.sql"), "{out}");
+    let (code, out, err) = run(&lines[2]);
+    assert_eq!(code, 1, "{out}{err}");
+    std::fs::remove_file(dir.join("ours.sql")).unwrap();
+    let (code, out, err) = run(&lines[3]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("REPRODUCED"), "{out}");
 }

@@ -26,6 +26,7 @@ pub mod routing;
 pub mod scenario;
 pub mod signature;
 pub mod spec;
+pub mod sql_store;
 pub mod store;
 pub mod streams;
 pub mod timer_rows;
@@ -108,6 +109,11 @@ fn build_world(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<Mode
     )
     .with_careless_commit_retry(ctx.mutant_is(Mutant::CommitRetryAcceptsFreeRow))
     .with_claim_refusing_own_owner(ctx.mutant_is(Mutant::ClaimRefusesOwnOwner));
+    let store = match scenario.store.engine {
+        sql_store::StoreEngine::Model => store,
+        sql_store::StoreEngine::Sqlite => store.with_sql_engine(sql_store::load::engine(&scenario.store)),
+        sql_store::StoreEngine::Differential => store.with_sql_shadow(sql_store::load::engine(&scenario.store)),
+    };
     let world = Rc::new(World {
         ctx,
         store,

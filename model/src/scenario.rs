@@ -13,6 +13,7 @@ use sutra_sim_core::{format_duration, Budgets, StrategyConfig};
 use crate::design::Design;
 pub use crate::faults::kind::Faults;
 use crate::ratio::Ratio;
+use crate::sql_store::StoreSection;
 
 /// Most replicas, lanes, instances and steps a scenario may ask for.
 pub const REPLICAS_MAX: u32 = 32;
@@ -72,6 +73,9 @@ pub struct Scenario {
     /// Strategy, checkers and budgets.
     #[serde(default)]
     pub run: RunSection,
+    /// The store's engine and statements (`[store]`); the default is the model store.
+    #[serde(default, skip_serializing_if = "StoreSection::is_default")]
+    pub store: StoreSection,
 }
 
 /// Processes and lanes.
@@ -307,8 +311,9 @@ pub const BUILT_IN: &[(&str, &str)] = &[
 impl Scenario {
     /// Parses TOML text; `origin` (a file name) prefixes every error.
     pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
-        let scenario: Scenario =
+        let mut scenario: Scenario =
             toml::from_str(text).map_err(|e| ScenarioError(describe_toml_error(text, origin, &e)))?;
+        crate::sql_store::section::read_sql_file(&mut scenario.store, origin).map_err(ScenarioError)?;
         scenario.validate().map_err(|e| ScenarioError(format!("{origin}: {e}")))?;
         Ok(scenario)
     }
@@ -387,6 +392,7 @@ impl Scenario {
     /// every numeric key ([`DURATION_MAX`], [`WEIGHT_MAX`], [`EVENTS_MAX`], [`POLLS_MAX`],
     /// [`BOUNCE_THRESHOLD_MAX`], [`DRIFT_PPM_MAX`] and the topology limits); errors name the key.
     pub fn validate(&self) -> Result<(), String> {
+        self.store.validate()?;
         // The name becomes part of file names (saved reproducers) and command lines
         // (replay lines), so it is an identifier: no path separators, dots or spaces.
         if !is_identifier(&self.name) {

@@ -101,6 +101,9 @@ pub struct StoreState {
     /// The work left (steps not committed, claims held), kept from the rows the store
     /// writes, so the driver can tell progress from a stall in O(1).
     pub work: WorkLeft,
+    /// The first difference between the model's store and the SQL engine in a
+    /// differential run (`store-divergence` reads it); `None` otherwise.
+    pub divergence: Option<crate::sql_store::differential::Divergence>,
 }
 
 impl StoreState {
@@ -248,6 +251,9 @@ impl Call for ClaimCall {
 
     fn apply(self, store: &Store, _aborted: u32) -> ClaimResult {
         let ClaimCall { instance, exec, owner, process, path, client_now, delivery } = self;
+        if store.sql_runs_alone() {
+            return crate::sql_store::apply::claim(store, instance, exec, owner, process, path, client_now, delivery);
+        }
         let result = {
             let mut s = store.state.borrow_mut();
             let now = executor::now();
@@ -301,6 +307,9 @@ impl Call for ClaimCall {
                 delivery,
             });
         }
+        if store.shadowed() {
+            crate::sql_store::differential::claim(store, instance, owner, client_now, result);
+        }
         result
     }
 }
@@ -322,6 +331,9 @@ impl Call for ReadCall {
 
     fn apply(self, store: &Store, _aborted: u32) -> (u64, bool) {
         let ReadCall { instance, exec, claim } = self;
+        if store.sql_runs_alone() {
+            return crate::sql_store::apply::read(store, instance, exec, claim);
+        }
         let (version, completed, owner, epoch) = {
             let s = store.state.borrow();
             let r = &s.instances[instance.0 as usize];
@@ -337,6 +349,9 @@ impl Call for ReadCall {
             version,
             task: sender(),
         });
+        if store.shadowed() {
+            crate::sql_store::differential::read(store, instance, (version, completed));
+        }
         (version, completed)
     }
 }
@@ -360,6 +375,9 @@ impl Call for CommitCall {
 
     fn apply(self, store: &Store, aborted: u32) -> Self::Answer {
         let CommitCall { instance, exec, claim, spec, timer_delay } = self;
+        if store.sql_runs_alone() {
+            return crate::sql_store::apply::commit(store, instance, exec, claim, spec, timer_delay, aborted);
+        }
         let owner = claim.owner;
         // The careless retry: "the transaction that aborted may have got as far as releasing
         // our claim", so the statement sent again also matches a row nobody owns.
@@ -452,6 +470,10 @@ impl Call for CommitCall {
                 task: sender(),
             });
         }
+        if store.shadowed() {
+            let due = executor::now().add(timer_delay);
+            crate::sql_store::differential::commit(store, instance, owner, claim.epoch, spec, due, aborted, &outcome);
+        }
         outcome
     }
 }
@@ -505,6 +527,9 @@ impl Call for CommittedUnderCall {
 
     fn apply(self, store: &Store, _aborted: u32) -> Option<u64> {
         let CommittedUnderCall { instance, exec, claim, based_on } = self;
+        if store.sql_runs_alone() {
+            return crate::sql_store::apply::committed_under(store, instance, exec, claim, based_on);
+        }
         let (committed, owner, epoch, version) = {
             let s = store.state.borrow();
             let r = &s.instances[instance.0 as usize];
@@ -520,6 +545,9 @@ impl Call for CommittedUnderCall {
             version,
             task: sender(),
         });
+        if store.shadowed() {
+            crate::sql_store::differential::committed_under(store, instance, based_on, committed);
+        }
         committed
     }
 }
@@ -556,7 +584,7 @@ impl Call for MigrateCommitCall {
 }
 
 /// The task making the current store call, as the executor witnesses it.
-fn sender() -> Option<u64> {
+pub(crate) fn sender() -> Option<u64> {
     executor::current_task().map(|t| t.number())
 }
 
@@ -580,23 +608,28 @@ pub type OwnerFilter = fn(OwnerId) -> bool;
 /// The store handle shared by every component.
 #[derive(Clone)]
 pub struct Store {
-    state: Rc<RefCell<StoreState>>,
-    tracer: Tracer<ModelEvent>,
+    pub(crate) state: Rc<RefCell<StoreState>>,
+    pub(crate) tracer: Tracer<ModelEvent>,
     /// The transactional outbox's destination: a relay written by a commit is published
     /// by the store itself, so a writer that dies after committing loses nothing.
     broker: Broker,
     faults: StoreFaults,
     /// Notified whenever a timer or task row is written, so idle pollers need not poll.
-    rows_written: Notify,
+    pub(crate) rows_written: Notify,
     relay_delay_max: Duration,
     latency_max_ms: u32,
-    claim_timeout: Duration,
+    pub(crate) claim_timeout: Duration,
     /// The careless client of the `commit-retry-accepts-free-row` mutant: a retried commit
     /// goes out with its ownership condition widened to "ours, or free".
-    retry_accepts_free_row: bool,
+    pub(crate) retry_accepts_free_row: bool,
     /// The careless claim predicate of the `claim-refuses-own-owner` mutant: free or
     /// stale only, the same owner's re-claim refused.
     refuses_own_owner: bool,
+    /// The SQL engine (`[store] engine = "sqlite"`), which then runs every operation; the
+    /// in-memory rows become a mirror of what its statements returned.
+    sql: Option<Rc<RefCell<crate::sql_store::SqlEngine>>>,
+    /// The SQL engine only follows the model's store, comparing (`differential`).
+    differential: bool,
 }
 
 impl Store {
@@ -620,6 +653,79 @@ impl Store {
             claim_timeout,
             retry_accepts_free_row: false,
             refuses_own_owner: false,
+            sql: None,
+            differential: false,
+        }
+    }
+
+    /// This store running every operation on `engine` (`[store] engine = "sqlite"`).
+    pub fn with_sql_engine(mut self, engine: crate::sql_store::SqlEngine) -> Store {
+        self.sql = Some(Rc::new(RefCell::new(engine)));
+        self
+    }
+
+    /// This store answering as the model, with `engine` running every operation beside it
+    /// in lockstep (`[store] engine = "differential"`).
+    pub fn with_sql_shadow(mut self, engine: crate::sql_store::SqlEngine) -> Store {
+        self.sql = Some(Rc::new(RefCell::new(engine)));
+        self.differential = true;
+        self
+    }
+
+    /// The SQL engine, if one runs the store.
+    pub(crate) fn sql(&self) -> Option<&Rc<RefCell<crate::sql_store::SqlEngine>>> {
+        self.sql.as_ref()
+    }
+
+    /// True when the SQL engine runs the store's operations.
+    pub(crate) fn sql_runs_alone(&self) -> bool {
+        self.sql.is_some() && !self.differential
+    }
+
+    /// True when the SQL engine follows the model's store in lockstep (`differential`).
+    pub(crate) fn shadowed(&self) -> bool {
+        self.differential
+    }
+
+    /// Mirrors into the in-memory row what a statement returned for `instance`'s row.
+    pub(crate) fn mirror_row(&self, instance: InstanceId, change: impl FnOnce(&mut InstanceRow)) {
+        let mut s = self.state.borrow_mut();
+        change(&mut s.instances[instance.0 as usize]);
+        s.debug_assert_rows(instance, executor::now());
+    }
+
+    /// Mirrors an accepted commit's transaction: the row, the step history, the consumed
+    /// trigger rows and the next one.
+    pub(crate) fn mirror_commit(
+        &self,
+        instance: InstanceId,
+        based_on: u64,
+        epoch: u64,
+        c: &crate::sql_store::ops::Committed,
+        due: SimTime,
+    ) {
+        let mut s = self.state.borrow_mut();
+        let row = &mut s.instances[instance.0 as usize];
+        row.version = c.version;
+        row.owner = c.owner;
+        row.parked = c.parked;
+        row.committed_under.truncate(based_on as usize);
+        row.committed_under.push(epoch);
+        s.timers.remove(instance);
+        s.tasks.remove(instance);
+        match c.next {
+            Some(Trigger::Timer) => {
+                s.timers.insert(instance, TimerRow { instance, expects: c.version, due, attempt: 0 });
+            }
+            Some(Trigger::Pull) => {
+                s.tasks.insert(instance, TaskRow { instance, expects: c.version, locked: None });
+            }
+            _ => {}
+        }
+        s.debug_assert_rows(instance, executor::now());
+        drop(s);
+        if matches!(c.next, Some(Trigger::Timer | Trigger::Pull)) {
+            self.rows_written.notify();
         }
     }
 
@@ -731,11 +837,15 @@ impl Store {
             plan,
         });
         s.work.observe(&ModelEvent::InstanceStarted { instance: id, steps });
+        drop(s);
+        if let Some(sql) = &self.sql {
+            sql.borrow().create_instance(id, &self.state.borrow().instances[id.0 as usize].plan);
+        }
         id
     }
 
     /// Emits a row-written witness, and counts it in the work left.
-    fn witness_row(&self, event: ModelEvent) {
+    pub(crate) fn witness_row(&self, event: ModelEvent) {
         self.state.borrow_mut().work.observe(&event);
         self.tracer.emit(event);
     }
@@ -889,6 +999,9 @@ impl Store {
     /// if `owner` holds it, reporting the row. Returns whether it matched, and the row's
     /// epoch.
     fn release_now(&self, instance: InstanceId, exec: ExecId, owner: OwnerId, write: WriteKind) -> (bool, u64) {
+        if self.sql_runs_alone() {
+            return crate::sql_store::apply::release(self, instance, exec, owner, write);
+        }
         let (matched, version, parked, epoch) = {
             let mut s = self.state.borrow_mut();
             let row = &mut s.instances[instance.0 as usize];
@@ -912,6 +1025,10 @@ impl Store {
                 parked,
             });
         }
+        if self.shadowed() {
+            let statement = if write == WriteKind::Migration { "migrate_commit" } else { "release" };
+            crate::sql_store::differential::release(self, statement, instance, owner, (matched, epoch));
+        }
         (matched, epoch)
     }
 
@@ -921,7 +1038,9 @@ impl Store {
         self.request().await;
         let now = executor::now();
         let until = now.add(duration);
-        let (held, fresh) = {
+        let (held, fresh) = if self.sql_runs_alone() {
+            crate::sql_store::apply::acquire_lease(self, process, until)
+        } else {
             let mut s = self.state.borrow_mut();
             match s.lease {
                 Some((holder, expiry)) if holder != process && expiry > now => (false, false),
@@ -940,6 +1059,9 @@ impl Store {
                 task: sender(),
             });
         }
+        if self.shadowed() {
+            crate::sql_store::differential::acquire_lease(self, process, until, held);
+        }
         self.latency().await;
         held
     }
@@ -956,6 +1078,11 @@ impl Store {
         filter: Option<OwnerFilter>,
     ) -> u32 {
         self.request().await;
+        if self.sql_runs_alone() {
+            let cleared = crate::sql_store::apply::sweep(self, by, cutoff, require_lease, filter);
+            self.latency().await;
+            return cleared;
+        }
         let now = executor::now();
         let mut cleared = Vec::new();
         {
@@ -992,6 +1119,16 @@ impl Store {
         for &(instance, owner, age_ns, version, epoch, parked, lease_held) in &cleared {
             self.emit_swept(instance, owner, epoch, age_ns, by, lease_held, version, parked);
         }
+        if self.shadowed() {
+            let swept = cleared.iter().map(|c| (c.0, c.4)).collect();
+            crate::sql_store::differential::sweep(
+                self,
+                by,
+                cutoff,
+                crate::sql_store::differential::sweep_careless(cutoff, require_lease, filter),
+                swept,
+            );
+        }
         self.latency().await;
         cleared.len() as u32
     }
@@ -1007,6 +1144,11 @@ impl Store {
         filter: Option<OwnerFilter>,
     ) -> Vec<(InstanceId, u64)> {
         self.request().await;
+        if self.sql_runs_alone() {
+            let stale = crate::sql_store::apply::select_stale(self, by, cutoff, filter);
+            self.latency().await;
+            return stale;
+        }
         let now = executor::now();
         let (stale, lease_held) = {
             let s = self.state.borrow();
@@ -1024,6 +1166,14 @@ impl Store {
             (stale, lease_held_by(&s, by, now))
         };
         self.tracer.emit(ModelEvent::SweepSelected { by, stale: stale.len() as u32, lease_held, task: sender() });
+        if self.shadowed() {
+            crate::sql_store::differential::select_stale(
+                self,
+                cutoff,
+                crate::sql_store::differential::select_careless(cutoff, filter),
+                &stale,
+            );
+        }
         self.latency().await;
         stale
     }
@@ -1044,6 +1194,12 @@ impl Store {
         recheck: bool,
     ) -> bool {
         self.request().await;
+        if self.sql_runs_alone() {
+            let cleared =
+                crate::sql_store::apply::clear_stale(self, by, instance, epoch, cutoff, require_lease, recheck);
+            self.latency().await;
+            return cleared;
+        }
         let now = executor::now();
         let cleared = {
             let mut s = self.state.borrow_mut();
@@ -1069,13 +1225,17 @@ impl Store {
             }
             None => self.tracer.emit(ModelEvent::SweepClearMissed { instance, by, epoch, task: sender() }),
         }
+        if self.shadowed() {
+            let careless = crate::sql_store::differential::clear_careless(cutoff, require_lease, recheck);
+            crate::sql_store::differential::clear_stale(self, by, instance, epoch, cutoff, careless, cleared.is_some());
+        }
         self.latency().await;
         cleared.is_some()
     }
 
     /// Witnesses a sweep clearing `instance`'s claim: the sweep itself and the row it wrote.
     #[allow(clippy::too_many_arguments)]
-    fn emit_swept(
+    pub(crate) fn emit_swept(
         &self,
         instance: InstanceId,
         owner: OwnerId,
@@ -1149,6 +1309,11 @@ impl Store {
     /// a poller that dies lets the timer come due again).
     pub async fn pick_due_timers(&self, fire_lease: Duration, limit: usize) -> Vec<TimerRow> {
         self.request().await;
+        if self.sql_runs_alone() {
+            let picked = crate::sql_store::apply::pick_due_timers(self, fire_lease, limit);
+            self.latency().await;
+            return picked;
+        }
         let now = executor::now();
         let picked: Vec<TimerRow> = {
             let mut s = self.state.borrow_mut();
@@ -1162,6 +1327,9 @@ impl Store {
             }
             picked
         };
+        if self.shadowed() {
+            crate::sql_store::differential::pick_due_timers(self, fire_lease, limit, &picked);
+        }
         self.latency().await;
         picked
     }
@@ -1179,6 +1347,11 @@ impl Store {
         backoff: impl FnOnce(u32) -> Duration,
     ) -> Option<(u32, Duration)> {
         self.request().await;
+        if self.sql_runs_alone() {
+            let deferred = crate::sql_store::apply::defer_timer(self, instance, expects, refused, backoff);
+            self.latency().await;
+            return deferred;
+        }
         let now = executor::now();
         let deferred = {
             let mut s = self.state.borrow_mut();
@@ -1206,6 +1379,10 @@ impl Store {
                 task: sender(),
             });
         }
+        if self.shadowed() {
+            let answer = deferred.map(|(attempt, _, delay)| (attempt, delay));
+            crate::sql_store::differential::defer_timer(self, instance, expects, refused, answer);
+        }
         self.latency().await;
         deferred.map(|(attempt, _, delay)| (attempt, delay))
     }
@@ -1213,6 +1390,11 @@ impl Store {
     /// Locks the first unlocked (or lock-expired) task row for `worker`.
     pub async fn lock_task(&self, worker: u32, duration: Duration) -> Option<TaskRow> {
         self.request().await;
+        if self.sql_runs_alone() {
+            let task = crate::sql_store::apply::lock_task(self, worker, duration);
+            self.latency().await;
+            return task;
+        }
         let now = executor::now();
         let task = {
             let mut s = self.state.borrow_mut();
@@ -1225,6 +1407,9 @@ impl Store {
         if let Some(t) = &task {
             self.tracer.emit(ModelEvent::TaskLocked { instance: t.instance, worker });
         }
+        if self.shadowed() {
+            crate::sql_store::differential::lock_task(self, worker, duration, task);
+        }
         self.latency().await;
         task
     }
@@ -1233,6 +1418,11 @@ impl Store {
     /// published as a fresh relay in the same transaction (R17).
     pub async fn complete_task(&self, worker: u32, instance: InstanceId, expects: u64) -> bool {
         self.request().await;
+        if self.sql_runs_alone() {
+            let done = crate::sql_store::apply::complete_task(self, worker, instance, expects);
+            self.latency().await;
+            return done;
+        }
         let now = executor::now();
         let done = {
             let s = self.state.borrow();
@@ -1250,6 +1440,9 @@ impl Store {
             self.tracer.emit(ModelEvent::TaskCompleted { instance, worker });
             self.publish_from_outbox(instance, expects, ResumePath::PullCompletion);
         }
+        if self.shadowed() {
+            crate::sql_store::differential::complete_task(self, worker, instance, expects, done);
+        }
         self.latency().await;
         done
     }
@@ -1262,11 +1455,17 @@ impl Store {
             0,
             "a first relay of a started instance"
         );
+        if self.sql_runs_alone() {
+            return crate::sql_store::apply::publish_first_relay(self, instance);
+        }
+        if self.shadowed() {
+            crate::sql_store::differential::publish_first_relay(self, instance);
+        }
         self.publish_from_outbox(instance, 0, ResumePath::Relay);
     }
 
     /// Publishes the relay a transaction wrote to the outbox.
-    fn publish_from_outbox(&self, instance: InstanceId, expects: u64, path: ResumePath) {
+    pub(crate) fn publish_from_outbox(&self, instance: InstanceId, expects: u64, path: ResumePath) {
         let relay = Relay { message: self.broker.new_message(), instance, expects, path };
         self.tracer.emit(ModelEvent::RelayPublished { instance, message: relay.message, step: expects as u32 + 1 });
         self.broker.publish(relay, crate::streams::millis_up_to(crate::streams::BROKER, self.relay_delay_max));

@@ -25,6 +25,35 @@ pub enum Setting {
     Design(Design),
     /// An existing mutant that is this alternative (on the spec's default design).
     Mutant(Mutant),
+    /// A statements file run by the SQL store engine, with a `[design]` section: the
+    /// alternative is a SQL choice (`sql/variants/`), judged on the team's own shape of
+    /// statement rather than on the model's Rust.
+    Sql(SqlFile),
+}
+
+/// A statements file of a SQL variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SqlFile {
+    /// Its path in the repository, as the reproducer names it.
+    pub path: &'static str,
+    /// Its text.
+    pub text: &'static str,
+    /// The design it runs under.
+    pub design: Design,
+}
+
+/// The shipped default statements, as a SQL variant's file.
+const DEFAULT_SQL: SqlFile = SqlFile { path: "sql/statements.sql", text: sutra_sql::DEFAULT_FILE, design: SPEC };
+
+/// A statements file of `sql/variants/`, run under the spec's design.
+macro_rules! sql_variant_file {
+    ($name:literal) => {
+        SqlFile {
+            path: concat!("sql/variants/", $name, ".sql"),
+            text: include_str!(concat!("../../sql/variants/", $name, ".sql")),
+            design: SPEC,
+        }
+    };
 }
 
 /// The verdict spec 000 predicts for a variant.
@@ -84,6 +113,13 @@ impl VariantInfo {
             Setting::Mutant(mutant) => {
                 s.design = SPEC;
                 (s, Some(mutant))
+            }
+            Setting::Sql(file) => {
+                s.design = file.design;
+                s.store.engine = crate::sql_store::StoreEngine::Sqlite;
+                s.store.sql = Some(file.path.to_string());
+                s.store.sql_text = Some(file.text.to_string());
+                (s, None)
             }
         }
     }
@@ -203,10 +239,92 @@ pub const VARIANTS: &[VariantInfo] = &[
     },
 ];
 
+/// The SQL choices (issue 25): the same decisions taken in the statements a team ships,
+/// each a statements file run by the SQL store engine. `sutra-sim variants --store sqlite`
+/// runs them after [`VARIANTS`] (which then run on the SQL engine too).
+pub const SQL_VARIANTS: &[VariantInfo] = &[
+    VariantInfo {
+        name: "sql-sweep-one-statement",
+        spec: "The sweep is the only backstop that can exist",
+        description: "SQL: the sweep is one UPDATE ... WHERE age > timeout AND the lease is held",
+        expected: Expected::Safe,
+        setting: Setting::Sql(SqlFile { design: Design { sweep: SweepShape::OneUpdate, ..SPEC }, ..DEFAULT_SQL }),
+    },
+    VariantInfo {
+        name: "sql-sweep-select-then-clear-rechecked",
+        spec: "The sweep is the only backstop that can exist",
+        description: "SQL: SELECT the stale ids, then an UPDATE per id re-checking epoch, age and lease",
+        expected: Expected::Safe,
+        setting: Setting::Sql(DEFAULT_SQL),
+    },
+    VariantInfo {
+        name: "sql-sweep-select-then-clear-unchecked",
+        spec: "The sweep is the only backstop that can exist",
+        description: "SQL: SELECT the stale ids, then UPDATE ... WHERE id = $1 (River #1302)",
+        expected: Expected::Unsafe("sweep-by-age"),
+        setting: Setting::Sql(sql_variant_file!("sweep-clear-unchecked")),
+    },
+    VariantInfo {
+        name: "sql-commit-without-owner",
+        spec: "The sweep is the only backstop that can exist",
+        description: "SQL: the commit's WHERE forgets the owner, so a stolen claim's commit still matches",
+        expected: Expected::Unsafe("commit-by-owner or no-double-resume"),
+        setting: Setting::Sql(sql_variant_file!("commit-without-owner")),
+    },
+    VariantInfo {
+        name: "sql-claim-age-by-store-time",
+        spec: "The claim is a compare-and-set, and a failure is a refusal",
+        description: "SQL: the claim judges staleness by the store's time, bound as a parameter",
+        expected: Expected::Safe,
+        setting: Setting::Sql(DEFAULT_SQL),
+    },
+    VariantInfo {
+        name: "sql-claim-by-client-timestamp",
+        spec: "The claim is a compare-and-set, and a failure is a refusal",
+        description: "SQL: the claim judges staleness by a timestamp the claimant sends (fabric8 #7258)",
+        expected: Expected::Unsafe("stale-steal"),
+        setting: Setting::Sql(sql_variant_file!("claim-by-client-timestamp")),
+    },
+    VariantInfo {
+        name: "sql-release-by-owner",
+        spec: "Release is part of the commit, and part of every other exit",
+        description: "SQL: a release matches only while the row shows the releaser's owner id",
+        expected: Expected::Safe,
+        setting: Setting::Sql(DEFAULT_SQL),
+    },
+    VariantInfo {
+        name: "sql-release-by-id-only",
+        spec: "Release is part of the commit, and part of every other exit",
+        description: "SQL: a release is UPDATE ... SET owner = NULL WHERE id = $1, whoever holds it",
+        expected: Expected::Unsafe("no-double-resume"),
+        setting: Setting::Sql(sql_variant_file!("release-by-id-only")),
+    },
+    VariantInfo {
+        name: "sql-claim-grants-same-owner",
+        spec: "Re-entrancy, and the invariant that makes it safe",
+        description: "SQL: the claim's WHERE takes a free, stale or same-owner row (R10)",
+        expected: Expected::Safe,
+        setting: Setting::Sql(DEFAULT_SQL),
+    },
+    VariantInfo {
+        name: "sql-claim-refuses-same-owner",
+        spec: "Re-entrancy, and the invariant that makes it safe",
+        description: "SQL: the claim takes only a free or stale row, refusing its own owner (R10, R21)",
+        expected: Expected::Unsafe("exits-release or live-leak"),
+        setting: Setting::Sql(sql_variant_file!("claim-refuses-same-owner")),
+    },
+];
+
+/// The variants `sutra-sim variants` runs: [`VARIANTS`], and with the SQL store engine
+/// ([`SQL_VARIANTS`]) the SQL choices after them.
+pub fn all(sql: bool) -> impl Iterator<Item = &'static VariantInfo> {
+    VARIANTS.iter().chain(SQL_VARIANTS.iter().filter(move |_| sql))
+}
+
 /// Looks a variant up by its name.
 pub fn parse(name: &str) -> Result<&'static VariantInfo, String> {
-    VARIANTS.iter().find(|v| v.name == name).ok_or_else(|| {
-        let known: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();
+    all(true).find(|v| v.name == name).ok_or_else(|| {
+        let known: Vec<&str> = all(true).map(|v| v.name).collect();
         format!("unknown variant {name:?}; known variants: {}", known.join(", "))
     })
 }
@@ -224,11 +342,11 @@ mod tests {
     #[test]
     fn there_are_at_least_eight_variants_with_distinct_names_and_both_sides_of_each_decision() {
         assert!(VARIANTS.len() >= 8);
-        let names: std::collections::BTreeSet<&str> = VARIANTS.iter().map(|v| v.name).collect();
-        assert_eq!(names.len(), VARIANTS.len());
-        let sections: std::collections::BTreeSet<&str> = VARIANTS.iter().map(|v| v.spec).collect();
+        let names: std::collections::BTreeSet<&str> = all(true).map(|v| v.name).collect();
+        assert_eq!(names.len(), all(true).count());
+        let sections: std::collections::BTreeSet<&str> = all(true).map(|v| v.spec).collect();
         for section in sections {
-            let sides: Vec<Expected> = VARIANTS.iter().filter(|v| v.spec == section).map(|v| v.expected).collect();
+            let sides: Vec<Expected> = all(true).filter(|v| v.spec == section).map(|v| v.expected).collect();
             assert!(sides.contains(&Expected::Safe), "{section}: no safe side");
             assert!(sides.iter().any(|e| *e != Expected::Safe), "{section}: no unsafe side");
         }
@@ -237,7 +355,7 @@ mod tests {
     #[test]
     fn every_expected_checker_is_registered_and_a_mutant_variant_expects_what_its_mutant_does() {
         let registry = checkers::registry();
-        for v in VARIANTS {
+        for v in all(true) {
             for c in v.expected.checkers() {
                 assert!(registry.get(c).is_ok(), "variant {}: checker {c} is not registered", v.name);
             }
@@ -245,7 +363,8 @@ mod tests {
                 assert_eq!(caught_by, m.info().caught_by, "variant {} and mutant {}", v.name, m.name());
             }
             if v.expected == Expected::Safe {
-                assert!(matches!(v.setting, Setting::Design(_)), "a safe variant runs a design, not a mutant");
+                let runs_a_design = matches!(v.setting, Setting::Design(_) | Setting::Sql(_));
+                assert!(runs_a_design, "a safe variant runs a design, not a mutant");
             }
         }
     }

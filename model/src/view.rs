@@ -208,4 +208,16 @@ impl ModelView {
     pub fn instance_count(&self) -> usize {
         self.store.borrow().instances.len()
     }
+
+    #[cfg(test)]
+    /// The store's rows, for checker tests that stage a state.
+    pub fn store_state_for_tests(&self) -> Rc<RefCell<StoreState>> {
+        self.store.clone()
+    }
+
+    /// The first difference a differential run saw between the model's store and the SQL
+    /// engine, as one line (`None`: none, or not a differential run).
+    pub fn store_divergence(&self) -> Option<String> {
+        self.store.borrow().divergence.as_ref().map(|d| d.to_string())
+    }
 }

@@ -29,6 +29,10 @@ use view::HistoryView;
 /// Built-in checkers that read replica state no history holds (the binding tables).
 pub const LIVE_STATE_READERS: [&str; 2] = ["bindings-consistent", "tickets-follow-routes"];
 
+/// Built-in checkers that compare the two store engines of a differential run: a history
+/// holds one store's witnesses, never a second store to compare with.
+pub const DIFFERENTIAL_READERS: [&str; 1] = ["store-divergence"];
+
 /// Built-in checkers that read the scenario's parameters (timeouts, prefetch, thresholds,
 /// the progress bound, fault spans): they cannot judge without a scenario.
 pub const SCENARIO_READERS: [&str; 8] = [
@@ -193,6 +197,8 @@ fn select(
             Some(format!("reads narrative events ({}), which no history holds", names_of(mask & narrative)))
         } else if LIVE_STATE_READERS.contains(&name.as_str()) {
             Some("reads the replicas' binding tables, live state that no history holds".to_string())
+        } else if DIFFERENTIAL_READERS.contains(&name.as_str()) {
+            Some("compares two store engines run side by side (--store differential); a history holds one".to_string())
         } else if scenario.is_none()
             && (SCENARIO_READERS.contains(&name.as_str()) || set.user_names().contains(&spec.name))
         {

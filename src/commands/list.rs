@@ -40,8 +40,8 @@ pub fn list(what: &str, json: bool) -> Outcome {
             .iter()
             .map(|m| json!({"name": m.name, "rules": m.rules, "caught_by": m.caught_by, "deep": m.deep, "description": m.description}))
             .collect(),
-        "variants" => sutra_sim_model::variant::VARIANTS
-            .iter()
+        // With `--store sqlite` (or `--sql`), the SQL choices that `variants` then runs too.
+        "variants" => sutra_sim_model::variant::all(!sutra_sim::scenario_arg::store_flags().is_empty())
             .map(|v| {
                 let caught_by = match v.expected {
                     sutra_sim_model::variant::Expected::Safe => None,

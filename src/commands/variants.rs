@@ -21,7 +21,7 @@ use sutra_sim::shrinking::{shrink_failure, FailingRun};
 use sutra_sim::sweep::{self, SeedResult, SweepPlan};
 use sutra_sim::{scenario_arg, VERSION};
 use sutra_sim_core::{EntropyMode, Verdict};
-use sutra_sim_model::variant::{Expected, Setting, VariantInfo, VARIANTS};
+use sutra_sim_model::variant::{Expected, Setting, VariantInfo};
 use sutra_sim_model::Scenario;
 use sutra_sim_shrink::Limits;
 
@@ -77,7 +77,9 @@ pub fn variants(args: VariantsArgs) -> Outcome {
     let mut all_as_expected = true;
     // Safe variants of one design run the same model: one sweep serves them all.
     let mut safe_runs: Vec<(Setting, Observed)> = Vec::new();
-    for info in VARIANTS {
+    // With the SQL store engine (`--store sqlite`), the SQL choices run too.
+    let sql = scenarios.iter().any(|s| s.store.engine.runs_sql());
+    for info in sutra_sim_model::variant::all(sql) {
         let observed = match info.expected {
             Expected::Safe => match safe_runs.iter().find(|(s, _)| *s == info.setting) {
                 Some((_, o)) => o.clone(),

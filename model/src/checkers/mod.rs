@@ -29,6 +29,7 @@ pub mod refused_migration_touches_nothing;
 pub mod release_with_commit;
 pub mod running_time;
 pub mod stale_steal;
+pub mod store_divergence;
 pub mod sweep_by_age;
 pub mod tickets_follow_routes;
 
@@ -72,6 +73,7 @@ pub fn built_in() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
         exited_stays_exited::spec(),
         commit_once::spec(),
         live_leak::spec(),
+        store_divergence::spec(),
         eventual_completion::spec(),
         quiet_bounce_meter::spec(),
         bounce_meter_agrees::spec(),

@@ -1,0 +1,136 @@
+//! The SQL store engine end to end (issue 25): a bad statements file is refused before
+//! anything runs, a team's own file named by a scenario travels inside its reproducers, and
+//! `--store differential` turns a statement that disagrees with the model's store into a
+//! `store-divergence` verdict. Bounded: a few seeds of smoke each.
+
+mod common;
+
+use common::{s, scratch, sutra_sim, sutra_sim_in};
+
+const DEFAULT: &str = include_str!("../sql/statements.sql");
+const COMMIT_WITHOUT_OWNER: &str = include_str!("../sql/variants/commit-without-owner.sql");
+
+/// The default file with the SQL of statement `name` replaced by `text`.
+fn with_statement(name: &str, text: &str) -> String {
+    let start = DEFAULT.find(&format!("-- name: {name}\n")).unwrap();
+    let end = DEFAULT[start + 1..].find("-- name: ").map_or(DEFAULT.len(), |e| start + 1 + e);
+    format!("{}-- name: {name}\n{text}\n\n{}", &DEFAULT[..start], &DEFAULT[end..])
+}
+
+#[test]
+fn a_bad_statements_file_exits_2_naming_the_statement_before_anything_runs() {
+    let dir = scratch("sql_store", "bad_files");
+    let cases = [
+        (
+            "syntax.sql",
+            with_statement("commit", "UPDATE instance SET version = WHERE id = $1"),
+            "commit",
+            "syntax error",
+        ),
+        ("missing.sql", with_statement("release", ""), "release", "has no SQL"),
+        (
+            "params.sql",
+            with_statement(
+                "release",
+                "UPDATE instance SET owner = NULL WHERE id = $1 AND owner = $3 RETURNING version, epoch, parked",
+            ),
+            "release",
+            "takes 2 parameter",
+        ),
+        (
+            "random.sql",
+            with_statement(
+                "read",
+                "SELECT version, steps, owner, epoch, parked FROM instance WHERE id = $1 AND random() <> 0",
+            ),
+            "read",
+            "random()",
+        ),
+    ];
+    let no_release = {
+        let start = DEFAULT.find("-- name: release\n").unwrap();
+        let end = DEFAULT.find("-- name: migrate_commit\n").unwrap();
+        format!("{}{}", &DEFAULT[..start], &DEFAULT[end..])
+    };
+    let cases = cases.into_iter().chain([("absent.sql", no_release, "release", "missing")]);
+    for (file, text, statement, why) in cases {
+        let path = dir.join(file);
+        std::fs::write(&path, text).unwrap();
+        let report = dir.join(format!("{file}.report.json"));
+        let (code, out, err) =
+            sutra_sim(&["sweep", "--scenario", "smoke", "--count", "1", "--sql", s(&path), "--report", s(&report)]);
+        assert_eq!(code, 2, "{file}: {out}{err}");
+        assert!(err.contains(&format!("statement `{statement}`")) && err.contains(why), "{file}: {err}");
+        assert!(out.is_empty(), "{file}: nothing runs: {out}");
+        assert!(!report.exists(), "{file}: nothing is written");
+    }
+}
+
+#[test]
+fn the_sqlite_engine_runs_a_seed_as_the_model_store_does_and_twice_the_same() {
+    let (code, model, _) = sutra_sim(&["run", "--scenario", "smoke", "--seed", "3", "--store", "model"]);
+    assert_eq!(code, 0, "{model}");
+    let (code, sqlite, err) =
+        sutra_sim(&["run", "--scenario", "smoke", "--seed", "3", "--store", "sqlite", "--check-determinism"]);
+    assert_eq!(code, 0, "{sqlite}{err}");
+    let fingerprint =
+        |out: &str| out.lines().find(|l| l.starts_with("fingerprint")).unwrap().split(',').next().unwrap().to_string();
+    assert_eq!(fingerprint(&model), fingerprint(&sqlite), "the default statements decide as the model's store does");
+}
+
+#[test]
+fn a_scenario_names_a_teams_own_file_and_its_reproducer_replays_without_it() {
+    let dir = scratch("sql_store", "own_file");
+    std::fs::write(dir.join("ours.sql"), COMMIT_WITHOUT_OWNER).unwrap();
+    let scenario =
+        format!("{}\n[store]\nengine = \"sqlite\"\nsql = \"ours.sql\"\n", include_str!("../scenarios/smoke.toml"));
+    std::fs::write(dir.join("ours.toml"), scenario).unwrap();
+    let (code, out, err) = sutra_sim_in(
+        &dir,
+        &["sweep", "--scenario", "ours.toml", "--count", "25", "--save-failures", "found", "--no-shrink"],
+    );
+    assert_eq!(code, 1, "the owner-blind commit is caught: {out}{err}");
+    let saved: Vec<_> = std::fs::read_dir(dir.join("found")).unwrap().map(|e| e.unwrap().path()).collect();
+    let reproducer = saved.iter().find(|p| p.extension().is_some_and(|e| e == "toml")).expect("a reproducer");
+    let text = std::fs::read_to_string(reproducer).unwrap();
+    assert!(text.contains("sql_text") && text.contains("AND $2 = $2"), "the reproducer carries the SQL it ran");
+    std::fs::remove_file(dir.join("ours.sql")).unwrap();
+    let (code, out, err) = sutra_sim_in(&dir, &["replay", s(reproducer)]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.starts_with("REPRODUCED"), "the reproducer replays without ours.sql: {out}");
+}
+
+#[test]
+fn differential_mode_is_clean_on_the_default_statements_and_flags_a_statement_that_disagrees() {
+    let (code, out, err) =
+        sutra_sim(&["sweep", "--scenario", "smoke", "--count", "10", "--store", "differential", "--no-shrink"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let dir = scratch("sql_store", "differential");
+    let path = dir.join("owner-blind.sql");
+    std::fs::write(&path, COMMIT_WITHOUT_OWNER).unwrap();
+    let (code, out, err) = sutra_sim(&[
+        "sweep",
+        "--scenario",
+        "smoke",
+        "--count",
+        "40",
+        "--store",
+        "differential",
+        "--sql",
+        s(&path),
+        "--no-shrink",
+        "--json",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let failures = doc["failures"].as_array().unwrap();
+    assert!(
+        failures.iter().all(|f| f["checker"] == "store-divergence"),
+        "the model's store decides, so only the comparison fails: {failures:?}"
+    );
+    let message = failures[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("commit") && message.contains("SQLite gave") && message.contains("UPDATE instance"),
+        "{message}"
+    );
+}
