@@ -51,8 +51,9 @@ fn bounded_redelivery_holds_on_the_correct_model_and_is_not_vacuous() {
 fn first_seed_our_checker_catches() -> u64 {
     (0..32)
         .find(|&seed| {
-            let test =
-                with_our_checkers_for_the_mutant(SimTest::scenario("smoke").seeds(seed..seed + 1).mutant(MUTANT_CAUGHT));
+            let test = with_our_checkers_for_the_mutant(
+                SimTest::scenario("smoke").seeds(seed..seed + 1).mutant(MUTANT_CAUGHT),
+            );
             matches!(test.try_run(), Err(SimTestError::Failed(f)) if f.checker == BOUNDED_REDELIVERY)
         })
         .expect("one of smoke's first 32 seeds has a refused relay for the mutant to spin on")
@@ -84,8 +85,9 @@ fn the_printed_replay_command_replays_the_failure() {
         Ok(text) => text.parse().expect("the replay's seed is a number"),
         Err(_) => first_seed_our_checker_catches(),
     };
-    let failure =
-        failure_of(with_our_checkers_for_the_mutant(SimTest::scenario("smoke").seeds(seed..seed + 1).mutant(MUTANT_CAUGHT)));
+    let failure = failure_of(with_our_checkers_for_the_mutant(
+        SimTest::scenario("smoke").seeds(seed..seed + 1).mutant(MUTANT_CAUGHT),
+    ));
     let printed = failure.to_string(); // exactly what `SimTest::run` panics with
     assert!(
         printed.contains(&format!("checker {BOUNDED_REDELIVERY} failed on scenario smoke, seed {seed}")),

@@ -401,6 +401,9 @@ pub enum ModelEvent {
     TaskAborted { replica: u32, process: ProcessId, lane: u16, task: u64 },
     /// A replica process was killed.
     ReplicaCrashed { replica: u32, process: ProcessId },
+    /// The process of pull worker `worker` was killed (the environment's witness, as for a
+    /// replica): whatever it was working on stops, and its task lock runs out.
+    PullWorkerCrashed { worker: u32 },
     /// A replica came back as a new process.
     ReplicaRestarted { replica: u32, process: ProcessId },
     /// A replica was frozen.
@@ -544,6 +547,7 @@ impl ModelEvent {
             | CallStruck { .. }
             | TaskAborted { .. }
             | ReplicaCrashed { .. }
+            | PullWorkerCrashed { .. }
             | ShutdownRequested { .. }
             | ReplicaStopped { .. }
             | AdminRequestEnded { .. }
@@ -659,6 +663,7 @@ impl ModelEvent {
             tag::SNAPSHOT_USED => SnapshotUsed { process, instance, used },
             tag::LANE => Lane { process, component: Component::Bindings, action: LaneAction::Submitted(0), task: None },
             tag::REPLICA_CRASHED => ReplicaCrashed { replica: 0, process },
+            tag::PULL_WORKER_CRASHED => PullWorkerCrashed { worker: 0 },
             tag::REPLICA_RESTARTED => ReplicaRestarted { replica: 0, process },
             tag::REPLICA_PAUSED => ReplicaPaused { replica: 0, process, for_ns: 0 },
             tag::REPLICA_RESUMED => ReplicaResumed { replica: 0, process },
@@ -700,7 +705,7 @@ impl ModelEvent {
 /// Event tags ([`EventKind::tag`]): one per variant, for checkers' interest masks.
 pub mod tag {
     /// How many tags there are: every tag is below this, and every number below it is a tag.
-    pub const COUNT: u8 = 51;
+    pub const COUNT: u8 = 52;
 
     /// The kebab-case name of the events with tag `tag` (as [`sutra_sim_core::EventKind::name`]
     /// gives it), or `None` if no event has that tag.
@@ -823,12 +828,16 @@ pub mod tag {
     pub const ADMIN_REQUEST_ENDED: u8 = 49;
     /// [`super::ModelEvent::RelayDeadLettered`].
     pub const RELAY_DEAD_LETTERED: u8 = 50;
+    /// [`super::ModelEvent::PullWorkerCrashed`].
+    pub const PULL_WORKER_CRASHED: u8 = 51;
 }
 
 impl EventKind for ModelEvent {
-    /// A replica's crash and its graceful stop witness the end of the process on the node:
-    /// the executor asserts every kill of a node is witnessed by one of them.
-    const NODE_END_TAGS: u64 = sutra_sim_core::tag_mask(&[tag::REPLICA_CRASHED, tag::REPLICA_STOPPED]);
+    /// A replica's crash and its graceful stop, and a pull worker's crash, witness the end of
+    /// the process on the node: the executor asserts every kill of a node is witnessed by
+    /// one of them.
+    const NODE_END_TAGS: u64 =
+        sutra_sim_core::tag_mask(&[tag::REPLICA_CRASHED, tag::REPLICA_STOPPED, tag::PULL_WORKER_CRASHED]);
 
     #[inline]
     fn log(&self) {
@@ -878,6 +887,7 @@ impl EventKind for ModelEvent {
             ModelEvent::CallStruck { .. } => "call-struck",
             ModelEvent::TaskAborted { .. } => "task-aborted",
             ModelEvent::ReplicaCrashed { .. } => "replica-crashed",
+            ModelEvent::PullWorkerCrashed { .. } => "pull-worker-crashed",
             ModelEvent::ShutdownRequested { .. } => "shutdown-requested",
             ModelEvent::ReplicaStopped { .. } => "replica-stopped",
             ModelEvent::AdminRequestEnded { .. } => "admin-request-ended",
@@ -983,6 +993,7 @@ impl EventKind for ModelEvent {
             ModelEvent::CallStruck { .. } => tag::CALL_STRUCK,
             ModelEvent::TaskAborted { .. } => tag::TASK_ABORTED,
             ModelEvent::ReplicaCrashed { .. } => tag::REPLICA_CRASHED,
+            ModelEvent::PullWorkerCrashed { .. } => tag::PULL_WORKER_CRASHED,
             ModelEvent::ShutdownRequested { .. } => tag::SHUTDOWN_REQUESTED,
             ModelEvent::ReplicaStopped { .. } => tag::REPLICA_STOPPED,
             ModelEvent::AdminRequestEnded { .. } => tag::ADMIN_REQUEST_ENDED,

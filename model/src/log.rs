@@ -62,6 +62,7 @@ pub fn record(event: &ModelEvent) {
         | E::SnapshotUsed { .. }
         | E::ReplicaRestarted { .. } => emit!(debug, "sutra_sim_model::replica"),
         E::ReplicaCrashed { .. }
+        | E::PullWorkerCrashed { .. }
         | E::ShutdownRequested { .. }
         | E::ReplicaStopped { .. }
         | E::CallStruck { .. }

@@ -14,6 +14,7 @@ use sutra_sim_core::executor::{self, sleep};
 use sutra_sim_core::{NodeId, NodeStatus};
 
 use crate::ctx::FaultGate;
+use crate::event::ModelEvent;
 use crate::faults::kind::FaultKind;
 use crate::streams;
 use crate::world::World;
@@ -57,7 +58,9 @@ pub fn maybe_strike(world: &Rc<World>) {
 /// Kills the pull worker on `node` and restarts it later (the heal restarts it at the
 /// latest).
 fn crash(world: &Rc<World>, node: NodeId) {
+    let worker = world.pull_workers.borrow().iter().position(|n| *n == node).expect("a pull worker's node");
     executor::kill(node);
+    world.ctx.tracer.emit_on(node, ModelEvent::PullWorkerCrashed { worker: worker as u32 });
     let delay = streams::millis_up_to(streams::PULL_FAULTS, world.ctx.faults().replica_crash.restart_delay_max);
     world.ctx.report(FaultKind::ReplicaCrash, None, delay);
     executor::spawn_daemon_on(NodeId::WORLD, "fault:restart-pull-worker", async move {
