@@ -30,6 +30,23 @@ struct Judged {
     flagged: Option<(String, String)>,
 }
 
+/// The checkers that cannot judge the reference runtime's history, each for a reason of
+/// its own: the binding-table readers read replica-local state no history holds;
+/// faults-applied needs the simulator's fault reports; store-divergence compares two store
+/// engines; bounce-meter-agrees needs a reading of a claim-bounce meter, which this runtime
+/// does not export; refusal-contract's timed requeue (issue 23) reads the store's latency
+/// spikes from `fault-injected`, which this runtime's harness does not write — a gap
+/// left open in issue 24: the harness should witness its latency, or the bound should come
+/// from the history's own store timings.
+const CANNOT_JUDGE_THE_RUNTIME: [&str; 6] = [
+    "bindings-consistent",
+    "tickets-follow-routes",
+    "faults-applied",
+    "store-divergence",
+    "bounce-meter-agrees",
+    "refusal-contract",
+];
+
 fn scratch(label: &str) -> PathBuf {
     sutra_conformance::scratch_dir(label).expect("a temporary directory")
 }
@@ -48,9 +65,10 @@ fn run_and_check(variant: Variant, seed: u64, postgres: Option<&str>) -> Judged 
     let report = CheckerSet::built_in()
         .check_history(std::slice::from_ref(&history), None)
         .unwrap_or_else(|e| panic!("{} seed {seed}: check refused the history: {e}", variant.name()));
+    let unable: Vec<&str> = report.unable.iter().map(|u| u.name.as_str()).collect();
     assert!(
-        report.unable.len() <= 3,
-        "only the binding-table readers and faults-applied cannot judge: {:?}",
+        unable.iter().all(|name| CANNOT_JUDGE_THE_RUNTIME.contains(name)),
+        "only {CANNOT_JUDGE_THE_RUNTIME:?} cannot judge: {:?}",
         report.unable
     );
     let flagged = match report.verdict {

@@ -46,6 +46,7 @@ pub const EMITS: &[&str] = &[
     "relay-acked",
     "relay-requeued",
     "relay-reclaimed",
+    "relay-dead-lettered",
     // harness
     "instance-started",
     "task-aborted",
@@ -59,6 +60,8 @@ pub const EMITS: &[&str] = &[
     "replica-stopped",
     "call-struck",
     "lane",
+    "admin-request-ended",
+    "pull-worker-crashed",
 ];
 
 /// The checkers' parameters as a scenario (`docs/scenarios.md`): the runtime's timeouts,

@@ -175,6 +175,13 @@ impl Store {
         let timeout = sql_ns(self.claim_timeout_ns);
         let node = self.node.clone();
         self.tx(|tx, sql, now, ws| {
+            // The history's order must be the order the claim saw the row in. A refusal
+            // writes nothing, so it takes no row lock: under PostgreSQL's READ COMMITTED its
+            // statements can see the row before a concurrent sweep or release commits, while
+            // its witness's seq (reserved at the end) comes after that commit's — a refusal
+            // of a row the history shows free. Holding the audit counter's lock from the
+            // start orders the whole claim among the witnessed transactions.
+            tx.row(statement(sql, "audit_reserve"), &[Value::Int(0)])?;
             let params = [Value::Int(instance.into()), Value::from(c.owner.as_str()), Value::Int(sql_ns(now)), Value::Int(timeout), Value::Int(sql_ns(now))];
             for _ in 0..CLAIM_HOLDER_ATTEMPTS_MAX {
                 if let Some(row) = tx.row(statement(sql, "claim"), &params)? {
