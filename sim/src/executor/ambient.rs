@@ -235,7 +235,8 @@ pub fn sleep(duration: Duration) -> Sleep {
         let length = crate::time::duration_nanos(duration);
         let origin = SleepOrigin::new(n, s.now, length);
         if clock.is_exact() {
-            let deadline = s.now.add(duration);
+            // `s.now.add(duration)`, without converting the duration a second time.
+            let deadline = SimTime(s.now.0.saturating_add(length));
             return Sleep { deadline, local: i128::from(deadline.0), node: Some(node), registered: false, origin };
         }
         // Measured on the unclamped reading: a clock behind simulated time (reading
@@ -288,7 +289,9 @@ impl Future for Sleep {
 
     #[inline]
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
-        let (local, node, origin) = (self.local, self.node, self.origin);
+        // Read in place, not copied out: the origin is three words every poll would move.
+        let this = &mut *self;
+        let (local, node, origin) = (this.local, this.node, &this.origin);
         // Due? And if not, when, in simulated time — measured now, since the node's clock
         // may have been set since the timer was.
         let (due, deadline, exact) = with_state(|s| match node {
@@ -316,10 +319,10 @@ impl Future for Sleep {
         if due {
             return Poll::Ready(());
         }
-        if !self.registered || deadline != self.deadline {
+        if !this.registered || deadline != this.deadline {
             register_timer(deadline, if exact { None } else { node });
-            self.deadline = deadline;
-            self.registered = true;
+            this.deadline = deadline;
+            this.registered = true;
         }
         Poll::Pending
     }
