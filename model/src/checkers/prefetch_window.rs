@@ -19,6 +19,7 @@
 //! consumer the run has had (a 10-million-event history has hundreds of thousands, and
 //! `check` spent nearly all its time walking them on every ack).
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -38,7 +39,45 @@ pub struct PrefetchWindow {
     /// Invariant: `p` is in `holders[m]` exactly when `unsettled[p]` holds a copy of `m`;
     /// a message no consumer holds has no entry, so the map is as small as the unsettled
     /// deliveries, however many messages the run has sent.
-    holders: BTreeMap<MessageId, Vec<ProcessId>>,
+    holders: BTreeMap<MessageId, Holders>,
+}
+
+/// The consumers holding one message. Almost always one (a second only while a duplicate
+/// is out), so one is kept inline: a list per delivered message was an allocation and a
+/// free on every relay, which made the index cost more than the scan it replaced in a
+/// world of a few consumers.
+enum Holders {
+    One(ProcessId),
+    Many(Vec<ProcessId>),
+}
+
+impl Holders {
+    /// Adds `consumer`, which is not among them.
+    fn add(&mut self, consumer: ProcessId) {
+        match self {
+            Holders::One(first) => *self = Holders::Many(vec![*first, consumer]),
+            Holders::Many(consumers) => consumers.push(consumer),
+        }
+    }
+
+    /// Removes `consumer`; whether none is left.
+    fn remove(&mut self, consumer: ProcessId) -> bool {
+        match self {
+            Holders::One(only) => *only == consumer,
+            Holders::Many(consumers) => {
+                consumers.retain(|&p| p != consumer);
+                consumers.is_empty()
+            }
+        }
+    }
+
+    /// The consumers, each once.
+    fn as_slice(&self) -> &[ProcessId] {
+        match self {
+            Holders::One(only) => std::slice::from_ref(only),
+            Holders::Many(consumers) => consumers,
+        }
+    }
 }
 
 /// One consumer's unsettled deliveries: copies by message, and their total. A window
@@ -103,11 +142,8 @@ impl PrefetchWindow {
 
     /// `consumer` holds no copy of `message` any more.
     fn forget_holder(&mut self, message: MessageId, consumer: ProcessId) {
-        if let Some(consumers) = self.holders.get_mut(&message) {
-            consumers.retain(|&p| p != consumer);
-            if consumers.is_empty() {
-                self.holders.remove(&message);
-            }
+        if self.holders.get_mut(&message).is_some_and(|consumers| consumers.remove(consumer)) {
+            self.holders.remove(&message);
         }
     }
 
@@ -121,7 +157,12 @@ impl PrefetchWindow {
                 let first = held.deliver(*message);
                 let total = held.total;
                 if first {
-                    self.holders.entry(*message).or_default().push(*process);
+                    match self.holders.entry(*message) {
+                        Entry::Vacant(slot) => {
+                            slot.insert(Holders::One(*process));
+                        }
+                        Entry::Occupied(mut slot) => slot.get_mut().add(*process),
+                    }
                 }
                 return Some((*process, *message, total));
             }
@@ -138,14 +179,17 @@ impl PrefetchWindow {
     /// of them, when there is only one).
     fn settle(&mut self, message: MessageId) {
         let Some(consumers) = self.holders.remove(&message) else { return };
-        let mut still = Vec::new();
-        for consumer in consumers {
+        let mut still: Option<Holders> = None;
+        for &consumer in consumers.as_slice() {
             let held = self.unsettled.get_mut(consumer).expect("a holder has a window");
             if !held.settle(message) {
-                still.push(consumer);
+                match &mut still {
+                    None => still = Some(Holders::One(consumer)),
+                    Some(holders) => holders.add(consumer),
+                }
             }
         }
-        if !still.is_empty() {
+        if let Some(still) = still {
             self.holders.insert(message, still);
         }
     }
@@ -341,8 +385,16 @@ mod tests {
             let totals: Vec<u32> = history.iter().filter_map(|e| window.observe(e)).map(|(_, _, n)| n).collect();
             proptest::prop_assert_eq!(totals, brute_force_totals(&history));
             for (m, consumers) in &window.holders {
-                for p in consumers {
+                for p in consumers.as_slice() {
                     proptest::prop_assert!(window.unsettled.get(*p).unwrap().copies.iter().any(|(c, _)| c == m));
+                }
+                let mut listed = consumers.as_slice().to_vec();
+                listed.dedup();
+                proptest::prop_assert_eq!(listed.len(), consumers.as_slice().len(), "each holder once");
+            }
+            for (p, held) in window.unsettled.iter() {
+                for (m, _) in &held.copies {
+                    proptest::prop_assert!(window.holders.get(m).is_some_and(|h| h.as_slice().contains(&p)));
                 }
             }
         }
