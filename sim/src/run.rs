@@ -207,10 +207,8 @@ fn drive<K: EventKind, V>(
                 }
             }
             Step::Advanced => {
-                if K::NODE_END_TAGS != 0 {
-                    // The environment's promise: every kill of the instant just left was witnessed.
-                    crate::executor::check_kills_witnessed();
-                }
+                // (The executor has checked that every kill of the instant just left was
+                // witnessed: see `executor::honesty`.)
                 if executor.now() > sim_time_max {
                     let message = format!("simulated time passed {}", format_duration(budgets.sim_time_max));
                     return Some(Verdict::BudgetExceeded { budget: Budget::SimTime, message });

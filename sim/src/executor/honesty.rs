@@ -206,17 +206,27 @@ pub(crate) fn witness_node_end(node: NodeId) {
     });
 }
 
-/// Asserts that every kill of an instant before now was witnessed.
-pub(crate) fn check_kills_witnessed() {
-    with_state(|s| {
-        if let Some(&(node, at)) = s.unwitnessed_kills.iter().find(|(_, at)| *at < s.now) {
-            broken(format!(
-                "node {} was killed at {} and no crash or stop of the process on it was witnessed before time moved \
-                 on to {}",
-                s.nodes[node.0 as usize].name, at, s.now
-            ));
-        }
-    });
+/// Asserts that every kill of an instant before now was witnessed. Asked by the executor
+/// itself each time it moves time on, where it holds the state already: from the runner,
+/// the same look cost a call and a borrow of the world on every advance (0.45% of a smoke
+/// sweep's instructions), nearly always to find no kill at all.
+#[inline]
+pub(super) fn check_kills_witnessed(s: &State) {
+    if !s.unwitnessed_kills.is_empty() {
+        check_listed_kills_witnessed(s);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn check_listed_kills_witnessed(s: &State) {
+    if let Some(&(node, at)) = s.unwitnessed_kills.iter().find(|(_, at)| *at < s.now) {
+        broken(format!(
+            "node {} was killed at {} and no crash or stop of the process on it was witnessed before time moved on \
+             to {}",
+            s.nodes[node.0 as usize].name, at, s.now
+        ));
+    }
 }
 
 /// Lies a test can plant in the environment, each breaking one promise, to see it caught.

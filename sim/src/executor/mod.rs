@@ -43,7 +43,7 @@ pub use ambient::{
 };
 pub(crate) use ambient::{marking, peek_stamp, record_mark};
 pub use honesty::BROKEN_PROMISE;
-pub(crate) use honesty::{check_kills_witnessed, expect_kill_witnesses, witness_node_end};
+pub(crate) use honesty::{expect_kill_witnesses, witness_node_end};
 pub use lanes::LANES_MAX;
 pub(crate) use lanes::{
     current_lane, lane_name, leak_marker, register_lane, set_turn, set_waiting_on_lane, turn_waits_on_current_task,

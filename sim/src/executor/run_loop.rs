@@ -196,6 +196,9 @@ impl State {
         }
         debug_assert!(self.ready.is_empty(), "called only when there is nothing to poll");
         if self.fire_next_timers() {
+            // The environment's promise: every kill of the instant just left was witnessed
+            // (its events were judged after the poll that made them).
+            super::honesty::check_kills_witnessed(self);
             Step::Advanced
         } else {
             self.stuck()
