@@ -33,19 +33,11 @@ struct Judged {
 /// The checkers that cannot judge the reference runtime's history, each for a reason of
 /// its own: the binding-table readers read replica-local state no history holds;
 /// faults-applied needs the simulator's fault reports; store-divergence compares two store
-/// engines; bounce-meter-agrees needs a reading of a claim-bounce meter, which this runtime
-/// does not export; refusal-contract's timed requeue (issue 23) reads the store's latency
-/// spikes from `fault-injected`, which this runtime's harness does not write — a gap
-/// left open in issue 24: the harness should witness its latency, or the bound should come
-/// from the history's own store timings.
-const CANNOT_JUDGE_THE_RUNTIME: [&str; 6] = [
-    "bindings-consistent",
-    "tickets-follow-routes",
-    "faults-applied",
-    "store-divergence",
-    "bounce-meter-agrees",
-    "refusal-contract",
-];
+/// engines. (refusal-contract judges it: its timed requeue allows the header's declared
+/// longest store spike where `fault-injected` is not witnessed; bounce-meter-agrees judges
+/// the runtime's meter as the harness scrapes it at the end.)
+const CANNOT_JUDGE_THE_RUNTIME: [&str; 4] =
+    ["bindings-consistent", "tickets-follow-routes", "faults-applied", "store-divergence"];
 
 fn scratch(label: &str) -> PathBuf {
     sutra_conformance::scratch_dir(label).expect("a temporary directory")
@@ -114,6 +106,33 @@ fn the_correct_runtime_on_sqlite_is_clean() {
     assert_clean(Variant::TwoStepSweep, 0..1, None);
 }
 
+/// The runtime's claim-bounce meter, scraped at the end of the run, is judged against the
+/// store's refusals: the same history with one relay bounce more on the meter is flagged.
+#[test]
+fn the_runtime_s_bounce_meter_is_judged_and_an_over_count_flagged() {
+    sutra_conformance::quiet_step_panics();
+    let dir = scratch("meter");
+    let history = dir.join("history.jsonl");
+    harness::run(Config::new(0, Variant::Correct, harness::sqlite_target(&dir)), &Statements::default(), &history)
+        .expect("the run");
+    let text = std::fs::read_to_string(&history).unwrap();
+    let set = CheckerSet::built_in();
+    let report = set.check_history_text("meter.jsonl", &text, None).unwrap();
+    assert!(report.judged.iter().any(|j| j.name == "bounce-meter-agrees" && j.end_judged), "judged at the end");
+    assert!(matches!(report.verdict, Verdict::Pass), "{:?}", report.verdict);
+    let last = text.trim_end().rsplit('\n').next().unwrap();
+    let meter: serde_json::Value = serde_json::from_str(last).unwrap();
+    assert_eq!(meter["kind"], "bounce-meter");
+    let relay = meter["relay"].as_u64().unwrap();
+    let over = last.replace(&format!("\"relay\":{relay}"), &format!("\"relay\":{}", relay + 1));
+    let tampered = text.replace(last, &over);
+    match set.check_history_text("meter.jsonl", &tampered, None).unwrap().verdict {
+        Verdict::Violation { checker, .. } => assert_eq!(checker, "bounce-meter-agrees"),
+        other => panic!("an over-counting meter passed: {other:?}"),
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[test]
 fn a_claim_timeout_shorter_than_the_steps_is_safe_while_the_commit_is_owner_conditional() {
     assert_clean(Variant::ShortClaimTimeout, 0..1, None);
@@ -132,6 +151,11 @@ fn a_commit_whose_where_forgets_the_owner_is_flagged() {
 #[test]
 fn a_release_without_the_owner_predicate_is_flagged() {
     assert_flagged(Variant::ReleaseOwnerBlind, None);
+}
+
+#[test]
+fn a_lane_that_sleeps_before_requeueing_a_refused_relay_is_flagged_by_refusal_contract() {
+    assert_flagged(Variant::RefusalSleepsBeforeRequeue, None);
 }
 
 #[test]

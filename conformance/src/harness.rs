@@ -60,6 +60,9 @@ pub fn run(cfg: Config, file: &Statements, history: &std::path::Path) -> Result<
     let outcome = h.drive();
     h.stop_all();
     let (completed, all_completed) = outcome?;
+    // The scrape of the claim-bounce meter at the end of the run, every thread stopped.
+    let (relay, timer) = ctx.bounces.read();
+    h.witness("world", "bounce-meter", serde_json::json!({ "relay": relay, "timer": timer }))?;
     if let Some(e) = ctx.error() {
         return Err(e);
     }

@@ -172,6 +172,13 @@ impl Store {
     /// The claim (R2): one conditional `UPDATE … RETURNING`; no row back is a refusal,
     /// whose holder a read of the row then names.
     pub fn claim(&mut self, instance: u32, c: &Caller, path: Path) -> Result<Claim, String> {
+        self.claim_for(instance, c, path, None)
+    }
+
+    /// The claim, for the broker delivery `delivery` it is made for (a relay's): a refusal
+    /// names the process and that delivery, so the copy it concerns can be paired with its
+    /// requeue (R4) — what the request carries, as any store layer could record it.
+    pub fn claim_for(&mut self, instance: u32, c: &Caller, path: Path, delivery: Option<u64>) -> Result<Claim, String> {
         let timeout = sql_ns(self.claim_timeout_ns);
         let node = self.node.clone();
         self.tx(|tx, sql, now, ws| {
@@ -201,7 +208,7 @@ impl Store {
                 if let Some(holder) = holder {
                     ws.push(Witness::new(&node, "claim-refused", Source::Store, json!({
                         "instance": instance, "exec": c.exec, "owner": c.owner, "path": path.as_str(),
-                        "holder": holder, "task": c.task,
+                        "holder": holder, "task": c.task, "process": c.process, "delivery": delivery,
                     })));
                     return Ok(Claim::Refused);
                 }
