@@ -60,7 +60,15 @@ fn run_and_check(variant: Variant, seed: u64, postgres: Option<&str>) -> Judged 
         None => harness::sqlite_target(&dir),
     };
     let history = dir.join("history.jsonl");
-    let outcome = harness::run(Config::new(seed, variant, target), &Statements::default(), &history)
+    let mut cfg = Config::new(seed, variant, target);
+    if variant == Variant::SweepUncheckedClear {
+        // River #1302's window, between the select and each clear, held open 100 ms instead
+        // of 20: a claim granted on a selected row inside it is what the unchecked clear
+        // wipes, and the wider window makes that happen in the first few runs rather than
+        // one run in five (the by-hand runs keep the 20 ms of docs/conformance.md).
+        cfg.sweep_clear_gap_ms = 100;
+    }
+    let outcome = harness::run(cfg, &Statements::default(), &history)
         .unwrap_or_else(|e| panic!("{} seed {seed}: the runtime failed: {e}", variant.name()));
     let report = CheckerSet::built_in()
         .check_history(std::slice::from_ref(&history), None)
