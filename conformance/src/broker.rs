@@ -105,6 +105,7 @@ impl Broker {
         let tag = s.next_tag;
         self.witness(conn, node, "relay-delivered", json!({
             "instance": m.instance, "message": message, "process": process, "redelivery": m.delivered_before, "duplicate": false,
+            "delivery": tag,
         }))?;
         let entry = s.messages.get_mut(&message).expect("just found");
         entry.held_by = Some((process, tag));
@@ -117,7 +118,12 @@ impl Broker {
     pub fn ack(&self, conn: &mut Conn, node: &str, d: &Delivery) -> Result<(), String> {
         let mut s = self.state.lock().expect("broker lock");
         let Some(process) = holder(&s, d) else { return Ok(()) };
-        self.witness(conn, node, "relay-acked", json!({ "instance": d.instance, "message": d.message }))?;
+        self.witness(
+            conn,
+            node,
+            "relay-acked",
+            json!({ "instance": d.instance, "message": d.message, "delivery": d.tag }),
+        )?;
         s.messages.remove(&d.message);
         settle(&mut s, process);
         Ok(())
@@ -131,7 +137,7 @@ impl Broker {
             conn,
             node,
             "relay-requeued",
-            json!({ "instance": d.instance, "message": d.message, "delay_ns": delay_ns }),
+            json!({ "instance": d.instance, "message": d.message, "delay_ns": delay_ns, "delivery": d.tag }),
         )?;
         let m = s.messages.get_mut(&d.message).expect("held");
         m.held_by = None;
@@ -144,19 +150,18 @@ impl Broker {
     /// nothing for longer than the broker's liveness timeout. Returns how many.
     pub fn take_back(&self, conn: &mut Conn, node: &str, process: u32, silent: bool) -> Result<usize, String> {
         let mut s = self.state.lock().expect("broker lock");
-        let held: Vec<u32> = s
+        let held: Vec<(u32, u64)> = s
             .messages
             .iter()
-            .filter(|(_, m)| m.held_by.is_some_and(|(p, _)| p == process))
-            .map(|(id, _)| *id)
+            .filter_map(|(id, m)| m.held_by.filter(|(p, _)| *p == process).map(|(_, tag)| (*id, tag)))
             .collect();
-        for message in &held {
+        for (message, tag) in &held {
             let instance = s.messages[message].instance;
             self.witness(
                 conn,
                 node,
                 "relay-reclaimed",
-                json!({ "instance": instance, "message": message, "process": process, "silent": silent }),
+                json!({ "instance": instance, "message": message, "process": process, "silent": silent, "delivery": tag }),
             )?;
             let m = s.messages.get_mut(message).expect("held");
             m.held_by = None;

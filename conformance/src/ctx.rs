@@ -19,6 +19,8 @@ pub struct Ctx {
     pub sql: Arc<Statements>,
     /// The broker.
     pub broker: Broker,
+    /// The claim-bounce meter the lanes push to.
+    pub bounces: crate::meter::BounceMeter,
     next_exec: AtomicU32,
     next_task: AtomicU64,
     next_pid: AtomicU32,
@@ -34,6 +36,7 @@ impl Ctx {
             cfg,
             sql,
             broker,
+            bounces: crate::meter::BounceMeter::default(),
             next_exec: AtomicU32::new(1),
             next_task: AtomicU64::new(1),
             next_pid: AtomicU32::new(1),

@@ -62,6 +62,7 @@ pub const EMITS: &[&str] = &[
     "lane",
     "admin-request-ended",
     "pull-worker-crashed",
+    "bounce-meter",
 ];
 
 /// The checkers' parameters as a scenario (`docs/scenarios.md`): the runtime's timeouts,
@@ -106,6 +107,13 @@ timer_backoff_max = {cap}
 requeue_delay = {requeue}
 store_latency_max = {latency}
 broker_liveness_interval = {liveness}
+
+# A real store's reply is sometimes late (a lock wait, a loaded machine) and nothing
+# witnesses by how much: declared as latency spikes up to the claim timeout, the most the
+# scenario relations allow (the rate says only that they happen).
+[faults.store]
+latency_spike_per_call = \"1/10\"
+latency_spike_max = {claim}
 
 [faults.store_replies]
 client_timeout = {client}

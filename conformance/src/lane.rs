@@ -23,6 +23,11 @@ use crate::rng::Rng;
 use crate::store::{Caller, Claim, Commit, Path, Store, Trigger};
 use crate::witness::{record_alone, Source, Witness};
 
+/// How long the `refusal-sleeps-before-requeue` lane sleeps before it requeues a refused
+/// relay: a backoff a careful-looking lane might take, longer than a reply's declared
+/// lateness (the header's `faults.store.latency_spike_max`, at most the claim timeout).
+const REFUSAL_BACKOFF_MS: u64 = 1_000;
+
 /// How a step ended.
 enum StepEnd {
     Done,
@@ -125,13 +130,14 @@ impl LaneRun<'_> {
         let instance = work.instance();
         self.hold(Some(Held { work, exec, epoch: None }));
         self.p.gate()?;
-        let path = match work {
-            Work::Relay(_) => Path::Relay,
-            Work::Timer { .. } => Path::Timer,
+        let (path, delivery) = match work {
+            Work::Relay(d) => (Path::Relay, Some(d.tag)),
+            Work::Timer { .. } => (Path::Timer, None),
         };
-        let epoch = match self.store.claim(instance, &caller, path)? {
+        let epoch = match self.store.claim_for(instance, &caller, path, delivery)? {
             Claim::Granted { epoch } => epoch,
             Claim::Refused => {
+                self.ctx.bounces.count(path);
                 self.give_back(&work, true)?;
                 self.hold(None);
                 return Ok(());
@@ -240,6 +246,11 @@ impl LaneRun<'_> {
         let cfg = &self.ctx.cfg;
         match *work {
             Work::Relay(d) => {
+                if refused && cfg.variant.refusal_sleeps() {
+                    // "Back off before handing it back": the lane sleeps holding the delivery.
+                    let lane = &self.p.lanes[self.lane as usize];
+                    self.p.sleep(Duration::from_millis(REFUSAL_BACKOFF_MS), Some(lane)).map_err(Stop::from)?;
+                }
                 let node = self.p.node.clone();
                 self.ctx.broker.requeue(self.store.conn(), &node, &d, cfg.requeue_delay_ms * 1_000_000)?;
             }

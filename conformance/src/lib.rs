@@ -24,6 +24,7 @@ pub mod db;
 pub mod harness;
 pub mod history;
 pub mod lane;
+pub mod meter;
 pub mod process;
 pub mod rng;
 pub mod roles;

@@ -169,19 +169,45 @@ impl Store {
         })
     }
 
+    /// As [`Store::tx`], with the audit counter's lock taken first and the store's "now" read
+    /// once it is held: the transaction is ordered among the witnessed ones from its start,
+    /// and its time is the time it ran at, not the time it began waiting for its turn (a
+    /// claim that waited half a second on the lock was otherwise witnessed refused half a
+    /// second before it was, and its lane's requeue looked that much late).
+    fn tx_ordered<T>(
+        &mut self,
+        mut body: impl FnMut(&mut Tx<'_>, &Statements, u64, &mut Vec<Witness>) -> Result<T, String>,
+    ) -> Result<T, String> {
+        let sql = self.sql.clone();
+        self.conn.transaction(|tx| {
+            tx.row(statement(&sql, "audit_reserve"), &[Value::Int(0)])?;
+            let now = Clock::store().now_ns();
+            let mut witnesses = Vec::new();
+            let out = body(tx, &sql, now, &mut witnesses)?;
+            record(tx, &sql, now, &witnesses)?;
+            Ok(out)
+        })
+    }
+
     /// The claim (R2): one conditional `UPDATE … RETURNING`; no row back is a refusal,
     /// whose holder a read of the row then names.
     pub fn claim(&mut self, instance: u32, c: &Caller, path: Path) -> Result<Claim, String> {
+        self.claim_for(instance, c, path, None)
+    }
+
+    /// The claim, for the broker delivery `delivery` it is made for (a relay's): a refusal
+    /// names the process and that delivery, so the copy it concerns can be paired with its
+    /// requeue (R4) — what the request carries, as any store layer could record it.
+    pub fn claim_for(&mut self, instance: u32, c: &Caller, path: Path, delivery: Option<u64>) -> Result<Claim, String> {
         let timeout = sql_ns(self.claim_timeout_ns);
         let node = self.node.clone();
-        self.tx(|tx, sql, now, ws| {
-            // The history's order must be the order the claim saw the row in. A refusal
-            // writes nothing, so it takes no row lock: under PostgreSQL's READ COMMITTED its
-            // statements can see the row before a concurrent sweep or release commits, while
-            // its witness's seq (reserved at the end) comes after that commit's — a refusal
-            // of a row the history shows free. Holding the audit counter's lock from the
-            // start orders the whole claim among the witnessed transactions.
-            tx.row(statement(sql, "audit_reserve"), &[Value::Int(0)])?;
+        // The history's order must be the order the claim saw the row in. A refusal writes
+        // nothing, so it takes no row lock: under PostgreSQL's READ COMMITTED its statements
+        // can see the row before a concurrent sweep or release commits, while its witness's
+        // seq (reserved at the end) comes after that commit's — a refusal of a row the
+        // history shows free. Holding the audit counter's lock from the start orders the
+        // whole claim among the witnessed transactions.
+        self.tx_ordered(|tx, sql, now, ws| {
             let params = [Value::Int(instance.into()), Value::from(c.owner.as_str()), Value::Int(sql_ns(now)), Value::Int(timeout), Value::Int(sql_ns(now))];
             for _ in 0..CLAIM_HOLDER_ATTEMPTS_MAX {
                 if let Some(row) = tx.row(statement(sql, "claim"), &params)? {
@@ -201,7 +227,7 @@ impl Store {
                 if let Some(holder) = holder {
                     ws.push(Witness::new(&node, "claim-refused", Source::Store, json!({
                         "instance": instance, "exec": c.exec, "owner": c.owner, "path": path.as_str(),
-                        "holder": holder, "task": c.task,
+                        "holder": holder, "task": c.task, "process": c.process, "delivery": delivery,
                     })));
                     return Ok(Claim::Refused);
                 }

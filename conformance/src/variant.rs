@@ -24,11 +24,15 @@ pub enum Variant {
     ShortClaimTimeout,
     /// The short claim timeout with the owner-blind commit: hexpm #1825's double runs.
     ShortClaimTimeoutCommitOwnerBlind,
+    /// Not SQL, a lane's behaviour (the statements are the file's): a refused relay is
+    /// requeued only after the lane sleeps a "backoff", holding the delivery and the lane
+    /// (R3, R4: a refusal hands its delivery back at once).
+    RefusalSleepsBeforeRequeue,
 }
 
 impl Variant {
     /// Every variant, in listing order.
-    pub const ALL: [Variant; 7] = [
+    pub const ALL: [Variant; 8] = [
         Variant::Correct,
         Variant::TwoStepSweep,
         Variant::SweepUncheckedClear,
@@ -36,6 +40,7 @@ impl Variant {
         Variant::ReleaseOwnerBlind,
         Variant::ShortClaimTimeout,
         Variant::ShortClaimTimeoutCommitOwnerBlind,
+        Variant::RefusalSleepsBeforeRequeue,
     ];
 
     /// Its name on the command line.
@@ -48,6 +53,7 @@ impl Variant {
             Variant::ReleaseOwnerBlind => "release-owner-blind",
             Variant::ShortClaimTimeout => "short-claim-timeout",
             Variant::ShortClaimTimeoutCommitOwnerBlind => "short-claim-timeout-commit-owner-blind",
+            Variant::RefusalSleepsBeforeRequeue => "refusal-sleeps-before-requeue",
         }
     }
 
@@ -79,6 +85,9 @@ impl Variant {
             }
             // A release that clears a newer claim: a write under a stale epoch.
             Variant::ReleaseOwnerBlind => &["no-double-resume"],
+            // The refused delivery is requeued later than the refusal's reply and the
+            // requeue take, in the refusing process's running time.
+            Variant::RefusalSleepsBeforeRequeue => &["refusal-contract"],
             _ => &[],
         }
     }
@@ -86,6 +95,17 @@ impl Variant {
     /// Whether the sweeper runs the two-step sweep (select, then clear each).
     pub fn two_step_sweep(self) -> bool {
         matches!(self, Variant::TwoStepSweep | Variant::SweepUncheckedClear)
+    }
+
+    /// Whether the statements are the file's, whatever the lane does: a safe shape, or a
+    /// lane behaviour rather than a SQL shape.
+    pub fn sql_is_the_file_s(self) -> bool {
+        self.is_safe() || self == Variant::RefusalSleepsBeforeRequeue
+    }
+
+    /// Whether a lane sleeps before requeueing a refused relay.
+    pub fn refusal_sleeps(self) -> bool {
+        self == Variant::RefusalSleepsBeforeRequeue
     }
 
     /// Whether the claim timeout is shorter than the steps.
@@ -96,7 +116,10 @@ impl Variant {
     /// The statements this variant runs: the shared file, with its one bad statement.
     pub fn statements(self, file: &Statements) -> Result<Statements, SqlFileError> {
         match self {
-            Variant::Correct | Variant::TwoStepSweep | Variant::ShortClaimTimeout => Ok(file.clone()),
+            Variant::Correct
+            | Variant::TwoStepSweep
+            | Variant::ShortClaimTimeout
+            | Variant::RefusalSleepsBeforeRequeue => Ok(file.clone()),
             Variant::SweepUncheckedClear => file.with_replaced("sweep_clear", SWEEP_CLEAR_BY_ID),
             Variant::CommitOwnerBlind | Variant::ShortClaimTimeoutCommitOwnerBlind => {
                 file.with_replaced("commit", COMMIT_OWNER_BLIND)
@@ -148,7 +171,7 @@ mod tests {
         for v in Variant::ALL {
             let s = v.statements(&file).unwrap();
             let changed = s.statements.iter().zip(&file.statements).filter(|(a, b)| a.text != b.text).count();
-            assert_eq!(changed, usize::from(!v.is_safe()), "{}", v.name());
+            assert_eq!(changed, usize::from(!v.sql_is_the_file_s()), "{}", v.name());
         }
     }
 

@@ -48,21 +48,35 @@ impl DenseKey for u32 {
 }
 
 /// A map from a dense id to `V`, iterated in ascending id order.
+///
+/// Slots start at `base`: when the lowest keys are removed (a finished instance, an ended
+/// execution, a settled message forgotten by its checker), the run of empty slots at the
+/// front is dropped once it is at least half the slots, so a long history whose ids keep
+/// growing holds memory for the ids still in use, not for every id it ever saw. A key
+/// below `base` inserted again (a forgotten id re-appearing) grows the slots at the front.
 pub struct DenseMap<K, V> {
     slots: Vec<Option<V>>,
+    /// The key of `slots[0]`.
+    base: usize,
+    /// Empty slots known at the front (a lower bound of the run of `None`s).
+    lead: usize,
     len: usize,
     key: PhantomData<K>,
 }
 
+/// Empty front slots below which the slots are never shifted (the simulation's ids are
+/// small: it never pays for a shift).
+const COMPACT_MIN: usize = 4_096;
+
 impl<K, V> Default for DenseMap<K, V> {
     fn default() -> Self {
-        DenseMap { slots: Vec::new(), len: 0, key: PhantomData }
+        DenseMap { slots: Vec::new(), base: 0, lead: 0, len: 0, key: PhantomData }
     }
 }
 
 impl<K: DenseKey, V: Clone> Clone for DenseMap<K, V> {
     fn clone(&self) -> Self {
-        DenseMap { slots: self.slots.clone(), len: self.len, key: PhantomData }
+        DenseMap { slots: self.slots.clone(), base: self.base, lead: self.lead, len: self.len, key: PhantomData }
     }
 }
 
@@ -88,16 +102,21 @@ impl<K: DenseKey, V> DenseMap<K, V> {
         self.len == 0
     }
 
+    /// Slots held (the memory the map uses, in values).
+    pub fn capacity_in_slots(&self) -> usize {
+        self.slots.len()
+    }
+
     /// The value at `key`.
     #[inline]
     pub fn get(&self, key: K) -> Option<&V> {
-        self.slots.get(key.index()).and_then(Option::as_ref)
+        self.slots.get(key.index().wrapping_sub(self.base)).and_then(Option::as_ref)
     }
 
     /// The value at `key`, mutably.
     #[inline]
     pub fn get_mut(&mut self, key: K) -> Option<&mut V> {
-        self.slots.get_mut(key.index()).and_then(Option::as_mut)
+        self.slots.get_mut(key.index().wrapping_sub(self.base)).and_then(Option::as_mut)
     }
 
     /// True if `key` has a value.
@@ -106,12 +125,24 @@ impl<K: DenseKey, V> DenseMap<K, V> {
         self.get(key).is_some()
     }
 
+    /// The slot of `key`, made if need be (at the back, or at the front for a key below
+    /// `base`).
     fn slot(&mut self, key: K) -> &mut Option<V> {
         let index = key.index();
-        if index >= self.slots.len() {
-            self.slots.resize_with(index + 1, || None);
+        if index < self.base {
+            let more = self.base - index;
+            self.slots.splice(0..0, std::iter::repeat_with(|| None).take(more));
+            self.base = index;
+            self.lead = 0;
         }
-        &mut self.slots[index]
+        let at = index - self.base;
+        if at >= self.slots.len() {
+            self.slots.resize_with(at + 1, || None);
+        }
+        if at < self.lead {
+            self.lead = at;
+        }
+        &mut self.slots[at]
     }
 
     /// Sets `key` to `value`, returning the value it replaced.
@@ -125,21 +156,38 @@ impl<K: DenseKey, V> DenseMap<K, V> {
 
     /// Removes `key`, returning its value.
     pub fn remove(&mut self, key: K) -> Option<V> {
-        let old = self.slots.get_mut(key.index()).and_then(Option::take);
+        let at = key.index().wrapping_sub(self.base);
+        let old = self.slots.get_mut(at).and_then(Option::take);
         if old.is_some() {
             self.len -= 1;
+            if at == self.lead {
+                self.forget_front();
+            }
         }
         old
     }
 
+    /// Counts the empty slots at the front, and drops them once they are many and at least
+    /// half of the slots.
+    fn forget_front(&mut self) {
+        while self.slots.get(self.lead).is_some_and(Option::is_none) {
+            self.lead += 1;
+        }
+        if self.lead >= COMPACT_MIN && self.lead * 2 >= self.slots.len() {
+            self.slots.drain(..self.lead);
+            self.base += self.lead;
+            self.lead = 0;
+        }
+    }
+
     /// The value at `key`, inserting `make()` first if there is none.
     pub fn get_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
-        let len = &mut self.len;
         let index = key.index();
-        if index >= self.slots.len() {
-            self.slots.resize_with(index + 1, || None);
+        if index < self.base || index - self.base >= self.slots.len() || index - self.base < self.lead {
+            self.slot(key);
         }
-        self.slots[index].get_or_insert_with(|| {
+        let len = &mut self.len;
+        self.slots[index - self.base].get_or_insert_with(|| {
             *len += 1;
             make()
         })
@@ -147,12 +195,14 @@ impl<K: DenseKey, V> DenseMap<K, V> {
 
     /// Entries in ascending key order.
     pub fn iter(&self) -> impl Iterator<Item = (K, &V)> + '_ {
-        self.slots.iter().enumerate().filter_map(|(i, v)| v.as_ref().map(|v| (K::from_index(i), v)))
+        let base = self.base;
+        self.slots.iter().enumerate().filter_map(move |(i, v)| v.as_ref().map(|v| (K::from_index(base + i), v)))
     }
 
     /// Entries in ascending key order, values mutable.
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (K, &mut V)> + '_ {
-        self.slots.iter_mut().enumerate().filter_map(|(i, v)| v.as_mut().map(|v| (K::from_index(i), v)))
+        let base = self.base;
+        self.slots.iter_mut().enumerate().filter_map(move |(i, v)| v.as_mut().map(|v| (K::from_index(base + i), v)))
     }
 
     /// Keys in ascending order.
@@ -172,19 +222,24 @@ impl<K: DenseKey, V> DenseMap<K, V> {
 
     /// Keeps only the entries for which `keep` is true.
     pub fn retain(&mut self, mut keep: impl FnMut(K, &mut V) -> bool) {
+        let base = self.base;
         for (i, slot) in self.slots.iter_mut().enumerate() {
             if let Some(v) = slot {
-                if !keep(K::from_index(i), v) {
+                if !keep(K::from_index(base + i), v) {
                     *slot = None;
                     self.len -= 1;
                 }
             }
         }
+        self.lead = 0;
+        self.forget_front();
     }
 
     /// Removes every entry.
     pub fn clear(&mut self) {
         self.slots.clear();
+        self.base = 0;
+        self.lead = 0;
         self.len = 0;
     }
 }
@@ -300,6 +355,25 @@ mod tests {
         ]
     }
 
+    #[test]
+    fn a_map_whose_lowest_ids_are_forgotten_holds_slots_for_the_ids_in_use_only() {
+        let mut m: DenseMap<u32, u64> = DenseMap::new();
+        for id in 0..1_000_000u32 {
+            m.insert(id, u64::from(id));
+            if id >= 100 {
+                m.remove(id - 100);
+            }
+        }
+        assert_eq!(m.len(), 100);
+        assert!(m.capacity_in_slots() < 3 * COMPACT_MIN, "{} slots", m.capacity_in_slots());
+        assert_eq!(m.keys().next(), Some(999_900));
+        // A forgotten id re-appearing is a fresh entry, below the others.
+        assert_eq!(m.get(5), None);
+        m.insert(5, 5);
+        assert_eq!(m.keys().next(), Some(5));
+        assert_eq!(m.get(999_999), Some(&999_999));
+    }
+
     proptest! {
         /// The dense map answers exactly as a BTreeMap would, iteration order included.
         #[test]
@@ -324,6 +398,44 @@ mod tests {
                 prop_assert_eq!(dense.len(), tree.len());
                 let a: Vec<(u32, u8)> = dense.iter().map(|(k, v)| (k, *v)).collect();
                 let b: Vec<(u32, u8)> = tree.iter().map(|(k, v)| (*k, *v)).collect();
+                prop_assert_eq!(a, b);
+            }
+        }
+
+        /// The same with keys that keep growing and the lowest ones forgotten, so the slots
+        /// shift (a small threshold is not needed: the keys span several thresholds).
+        #[test]
+        fn dense_map_forgets_its_front_and_still_behaves_like_a_btree_map(
+            ops in proptest::collection::vec((0u32..3, 0u32..64), 0..400)
+        ) {
+            let mut dense: DenseMap<u32, u32> = DenseMap::new();
+            let mut tree: BTreeMap<u32, u32> = BTreeMap::new();
+            let mut next = 0u32;
+            for (what, back) in ops {
+                match what {
+                    // A fresh id, far past the last, as a long history's ids grow.
+                    0 => {
+                        next += 100;
+                        prop_assert_eq!(dense.insert(next, next), tree.insert(next, next));
+                    }
+                    // The lowest id forgotten.
+                    1 => {
+                        let low = tree.keys().next().copied();
+                        if let Some(k) = low {
+                            prop_assert_eq!(dense.remove(k), tree.remove(&k));
+                        }
+                    }
+                    // A forgotten (or never seen) id re-appearing below the others.
+                    _ => {
+                        let k = next.saturating_sub(back * 100 + 50);
+                        let d = dense.get_or_insert_with(k, || 1);
+                        *d += 1;
+                        *tree.entry(k).or_insert(1) += 1;
+                    }
+                }
+                prop_assert_eq!(dense.len(), tree.len());
+                let a: Vec<(u32, u32)> = dense.iter().map(|(k, v)| (k, *v)).collect();
+                let b: Vec<(u32, u32)> = tree.iter().map(|(k, v)| (*k, *v)).collect();
                 prop_assert_eq!(a, b);
             }
         }

@@ -21,6 +21,9 @@ pub struct ModelView {
     store: Rc<RefCell<StoreState>>,
     /// The replicas, for read-only looks at their binding tables; `None` in hand-made views.
     cluster: Option<std::rc::Weak<Cluster>>,
+    /// Tags of the witness kinds the history's writer does not record (`check`, from the
+    /// header's `emits`); none in a simulation, which witnesses everything.
+    unwitnessed: u64,
     /// Hand-made binding tables for checkers' unit tests, by process.
     #[cfg(test)]
     tables: Option<Rc<RefCell<std::collections::BTreeMap<ProcessId, TableView>>>>,
@@ -70,11 +73,26 @@ impl ModelView {
             config,
             store,
             cluster: None,
+            unwitnessed: 0,
             #[cfg(test)]
             tables: None,
             #[cfg(test)]
             probe: None,
         }
+    }
+
+    /// The same view, of a history whose writer does not record the witness kinds whose
+    /// tags are set in `mask` (`check` reads them from the header's `emits`): a checker that
+    /// can stand a declared bound in for a missing witness asks [`ModelView::witnesses`].
+    pub fn with_unwitnessed(mut self, mask: u64) -> ModelView {
+        self.unwitnessed = mask;
+        self
+    }
+
+    /// Whether the events of kind `tag` are witnessed where they happen (always in a
+    /// simulation; in a history, as its header's `emits` says).
+    pub fn witnesses(&self, tag: u8) -> bool {
+        self.unwitnessed & (1u64 << tag) == 0
     }
 
     /// The same view, answering `bindings_consistent` with `probe` (checkers' unit tests).

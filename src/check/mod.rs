@@ -46,6 +46,13 @@ pub const SCENARIO_READERS: [&str; 8] = [
     "sweep-by-age",
 ];
 
+/// Witness kinds a built-in checker reads where the history records them and judges
+/// without otherwise, by a bound the scenario declares: refusal-contract adds each store
+/// latency spike witnessed (`fault-injected`) to a refused relay's requeue bound, and
+/// without that witness allows the scenario's longest spike on every reply
+/// (`refusal_contract::unwitnessed_spike`).
+pub const OPTIONAL_READS: [(&str, u8); 1] = [("refusal-contract", tag::FAULT_INJECTED)];
+
 /// At most this many events are kept to tell the story of a failure (the failing
 /// instance's and the environment's, the latest ones).
 pub const STORY_EVENTS_MAX: usize = 20_000;
@@ -192,7 +199,8 @@ fn select(
             continue;
         }
         let checker = (spec.factory)();
-        let mask = checker.interest();
+        let optional: u64 = OPTIONAL_READS.iter().filter(|(n, _)| *n == name).map(|(_, t)| 1u64 << t).sum();
+        let mask = checker.interest() & !optional;
         let why = if mask & narrative != 0 {
             Some(format!("reads narrative events ({}), which no history holds", names_of(mask & narrative)))
         } else if LIVE_STATE_READERS.contains(&name.as_str()) {
@@ -233,7 +241,8 @@ fn judge(set: &CheckerSet, mut readers: Vec<LineReader>, given: Option<&Scenario
         }
     }
     let mut counts = vec![0u64; checkers.len()];
-    let mut view = HistoryView::new(scenario.clone().unwrap_or_else(|| Scenario::built_in("smoke").expect("built in")));
+    let mut view = HistoryView::new(scenario.clone().unwrap_or_else(|| Scenario::built_in("smoke").expect("built in")))
+        .with_unwitnessed(header_emits(&header).map_or(0, |emits| !emits));
     let mut decoder = Decoder::new(&header.nodes);
     let mut merged = Merged::new(readers)?;
     let (mut events, mut skipped) = (0u64, 0u64);

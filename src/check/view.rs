@@ -20,6 +20,8 @@ pub const INSTANCE_ID_MAX: u32 = 1 << 24;
 /// A view kept up to date with the history's witnesses.
 pub struct HistoryView {
     scenario: Scenario,
+    /// Tags of the kinds the writer does not witness (its header's `emits`).
+    unwitnessed: u64,
     store: Rc<RefCell<StoreState>>,
     view: ModelView,
 }
@@ -30,7 +32,20 @@ impl HistoryView {
         let store = Rc::new(RefCell::new(StoreState::default()));
         let config = Rc::new(Config { faults: scenario.faults.clone(), scenario: scenario.clone() });
         let view = ModelView::new(config, store.clone());
-        HistoryView { scenario, store, view }
+        HistoryView { scenario, unwitnessed: 0, store, view }
+    }
+
+    /// The same view, of a history whose writer does not witness the kinds whose tags are
+    /// set in `mask` (see [`ModelView::with_unwitnessed`]).
+    pub fn with_unwitnessed(mut self, mask: u64) -> HistoryView {
+        self.unwitnessed = mask;
+        self.view =
+            ModelView::new(self.config(self.scenario.faults.clone()), self.store.clone()).with_unwitnessed(mask);
+        self
+    }
+
+    fn config(&self, faults: sutra_sim_model::scenario::Faults) -> Rc<Config> {
+        Rc::new(Config { scenario: self.scenario.clone(), faults })
     }
 
     /// The view, as of the last event observed.
@@ -69,8 +84,7 @@ impl HistoryView {
                 faults.swarm(kind, None);
             }
         }
-        let config = Rc::new(Config { scenario: self.scenario.clone(), faults });
-        self.view = ModelView::new(config, self.store.clone());
+        self.view = ModelView::new(self.config(faults), self.store.clone()).with_unwitnessed(self.unwitnessed);
     }
 
     fn row(&mut self, id: u32) -> Result<std::cell::RefMut<'_, InstanceRow>, String> {

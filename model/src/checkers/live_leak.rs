@@ -99,6 +99,11 @@ impl LiveLeak {
         let Some(held) = self.by_task.get_mut(&task) else { return };
         let grants = &mut self.grants;
         held.retain(|&(instance, epoch)| grants.get(instance).is_some_and(|(e, _)| *e == epoch));
+        if held.is_empty() {
+            // Nothing of the task's is on a row any more: forget the task (bounded memory).
+            self.by_task.remove(&task);
+            return;
+        }
         for &(instance, epoch) in held.iter() {
             if Some(instance) == except {
                 continue;
@@ -139,7 +144,20 @@ impl LiveLeak {
     /// commit or a sweep took the row).
     fn row_moved_on(&mut self, instance: InstanceId, keep: Option<u64>) {
         if self.grants.get(instance).is_some_and(|(epoch, _)| Some(*epoch) != keep) {
-            self.grants.remove(instance);
+            if let Some((epoch, Grant { task: Some(task), .. })) = self.grants.remove(instance) {
+                self.forget_task_grant(task, instance, epoch);
+            }
+        }
+    }
+
+    /// Drops the grant of `instance` under `epoch` from `task`'s list, and the task with
+    /// its last one: what is off its row can no longer be judged, so it is not kept.
+    fn forget_task_grant(&mut self, task: u64, instance: InstanceId, epoch: u64) {
+        if let Some(held) = self.by_task.get_mut(&task) {
+            held.retain(|&g| g != (instance, epoch));
+            if held.is_empty() {
+                self.by_task.remove(&task);
+            }
         }
     }
 }
@@ -246,6 +264,24 @@ mod tests {
         let mut history = leaked();
         history.push((31_000, swept(0, 1)));
         assert!(fails(&feed(&mut LiveLeak::default(), history)));
+    }
+
+    #[test]
+    fn a_task_forgotten_once_its_grants_left_their_rows_is_judged_again_when_it_claims_anew() {
+        // Task 7's first grant is released (the task and the grant are forgotten); the same
+        // task claims the same instance again and leaks it: still flagged when swept.
+        let mut checker = LiveLeak::default();
+        let history = vec![
+            (0, granted(0, 1, 7)),
+            (0, row(0, WriteKind::Claim, Some(owner()), 1)),
+            (100, row(0, WriteKind::Release, None, 1)),
+        ];
+        assert_eq!(feed(&mut checker, history), Check::Ok);
+        assert!(checker.by_task.is_empty() && checker.grants.is_empty(), "nothing kept for what left its row");
+        let mut history = vec![(200, granted(0, 2, 7)), (200, row(0, WriteKind::Claim, Some(owner()), 2))];
+        history.push((1_000, aborted(7)));
+        history.push((31_000, swept(0, 2)));
+        assert!(fails(&feed(&mut checker, history)));
     }
 
     #[test]

@@ -491,14 +491,31 @@ fn touches_the_row(kind: &ModelEvent) -> bool {
 /// refusal of a relay's claim to the broker's requeue of that delivery: the refusal's reply
 /// crossing back (one store latency, drawn in whole milliseconds up to
 /// `timeouts.store_latency_max`), after which the lane requeues in the same turn, before it
-/// awaits anything else. Latency spikes are witnessed on the calling task and added by the
-/// checker as they come; a freeze or death of the process stops its clock; a lost reply is
-/// witnessed (`CallStruck`) and the claim sent again makes a refusal of its own; an aborted
-/// task's exit path gets the exit-path bound. Nothing in it depends on the size of the
-/// world, so it holds at every valid size.
+/// awaits anything else. A latency spike on the reply is added as it is witnessed on the
+/// calling task (`fault-injected`) where the history records spikes; where it does not (a
+/// real deployment's store is late by itself, and nothing witnesses by how much), the
+/// scenario's longest spike stands in for every reply, if its store's replies may spike at
+/// all ([`unwitnessed_spike`]). A freeze or death of the process stops its clock; a lost
+/// reply is witnessed (`CallStruck`) and the claim sent again makes a refusal of its own;
+/// an aborted task's exit path gets the exit-path bound. Nothing in it depends on the size
+/// of the world, so it holds at every valid size.
 pub fn requeue_bound(view: &ModelView) -> Duration {
     let latency = view.scenario().timeouts.store_latency_max;
-    Duration::from_millis(u64::try_from(latency.as_millis()).unwrap_or(u64::MAX))
+    Duration::from_millis(u64::try_from(latency.as_millis()).unwrap_or(u64::MAX)) + unwitnessed_spike(view)
+}
+
+/// How late a store reply may be beyond the store's latency without a witness saying so:
+/// nothing where spikes are witnessed (the simulation; a harness that injects its own and
+/// records them) or where the store's replies never spike; else the longest spike the
+/// scenario declares (`faults.store.latency_spike_max`), the parameter a real deployment
+/// states for its store's late replies.
+pub fn unwitnessed_spike(view: &ModelView) -> Duration {
+    let store = &view.faults().store;
+    if view.witnesses(crate::event::tag::FAULT_INJECTED) || store.latency_spike_per_call.is_never() {
+        Duration::ZERO
+    } else {
+        store.latency_spike_max
+    }
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -681,6 +698,44 @@ mod tests {
         };
         let h = vec![(1, refused_delivery(1, 5)), (1, spike), (304, requeued_delivery(5))];
         assert_eq!(feed(&mut RefusalContract::default(), h), Check::Ok);
+    }
+
+    /// The smoke view of a history whose writer does not witness `fault-injected` (a real
+    /// runtime: its store is late by itself, and nothing records by how much).
+    fn spikes_unwitnessed() -> ModelView {
+        crate::checkers::testing::view().with_unwitnessed(1u64 << crate::event::tag::FAULT_INJECTED)
+    }
+
+    #[test]
+    fn without_spike_witnesses_the_declared_longest_spike_stands_in_for_every_reply() {
+        use crate::checkers::testing::feed_with;
+        // smoke: store latency 4 ms, spikes on (1/50), up to 500 ms each.
+        let view = spikes_unwitnessed();
+        let late = vec![(1, refused_delivery(1, 5)), (300, requeued_delivery(5))];
+        assert_eq!(feed_with(&mut RefusalContract::default(), late.clone(), &view), Check::Ok);
+        // The same history where spikes are witnessed and none was: the lane slept.
+        assert!(fails(&feed(&mut RefusalContract::default(), late)));
+        // Beyond the latency and the longest spike, the lane slept in either history.
+        let slept = vec![(1, refused_delivery(1, 5)), (1 + 4 + 500 + 1, requeued_delivery(5))];
+        assert!(fails(&feed_with(&mut RefusalContract::default(), slept.clone(), &view)));
+        let never = vec![(1, refused_delivery(1, 5)), (5_000, lease_renewed())];
+        assert!(fails(&feed_with(&mut RefusalContract::default(), never, &view)));
+    }
+
+    #[test]
+    fn without_spike_witnesses_a_store_that_never_spikes_gets_its_latency_alone() {
+        use crate::checkers::testing::feed_with;
+        let mut s = crate::scenario::Scenario::built_in("smoke").unwrap();
+        s.faults.store.latency_spike_per_call = crate::ratio::Ratio::NEVER;
+        let view = ModelView::new(
+            std::rc::Rc::new(crate::ctx::Config { scenario: s.clone(), faults: s.faults.clone() }),
+            std::rc::Rc::new(std::cell::RefCell::new(crate::store::StoreState::default())),
+        )
+        .with_unwitnessed(1u64 << crate::event::tag::FAULT_INJECTED);
+        let h = vec![(1, refused_delivery(1, 5)), (101, requeued_delivery(5))];
+        assert!(fails(&feed_with(&mut RefusalContract::default(), h, &view)));
+        let h = vec![(1, refused_delivery(1, 5)), (5, requeued_delivery(5))];
+        assert_eq!(feed_with(&mut RefusalContract::default(), h, &view), Check::Ok);
     }
 
     #[test]
