@@ -1,0 +1,44 @@
+//! A request the client gave up on may land at the store later (issue #23, "the store
+//! boundary is still kind"): `real-world` and `swarm` delay half of their lost requests
+//! past the client's timeout. The correct model stays clean under it — one logical request
+//! is applied once, and an aborted execution's exit path sends its unanswered commit again
+//! as the same request instead of reading the step history — and the client that keys each
+//! resend anew (`release-resent-as-new-request`) is caught by behaviour.
+
+use sutra_sim::plugin::CheckerSet;
+use sutra_sim_core::Verdict;
+use sutra_sim_model::mutant::Mutant;
+use sutra_sim_model::{RunOptions, Scenario};
+
+fn verdict(scenario: &Scenario, seed: u64, mutant: Option<Mutant>) -> Verdict {
+    CheckerSet::built_in().run(scenario, &RunOptions::for_seed(seed, None, mutant)).unwrap().verdict
+}
+
+/// Seeds of `real-world` on which the correct model failed before an aborted execution's
+/// exit path sent its unanswered commit again: it read the step history, found nothing,
+/// released and handed its trigger back — and the delayed commit landed after the read
+/// (`commit-once`: released after its commit was accepted) or after the same lane had
+/// claimed the instance again (`no-double-resume`).
+const COMMIT_LANDED_AFTER_THE_EXIT_PATH: [u64; 5] = [193, 247, 303, 568, 572];
+
+#[test]
+fn an_aborted_executions_commit_landing_late_is_resolved_by_sending_it_again() {
+    let scenario = Scenario::built_in("real-world").unwrap();
+    for seed in COMMIT_LANDED_AFTER_THE_EXIT_PATH {
+        let v = verdict(&scenario, seed, None);
+        assert!(matches!(v, Verdict::Pass), "real-world seed {seed}: {v:?}");
+    }
+}
+
+#[test]
+fn a_release_resent_as_a_new_request_is_caught_where_the_correct_client_is_clean() {
+    let scenario = Scenario::built_in("real-world").unwrap();
+    let mutant = Mutant::ReleaseResentAsNewRequest;
+    let kills: Vec<u64> =
+        (0..2_000).filter(|&seed| mutant.info().killed_by(&verdict(&scenario, seed, Some(mutant)))).take(3).collect();
+    assert!(!kills.is_empty(), "no real-world seed in 2000 catches {}", mutant.name());
+    for seed in kills {
+        let v = verdict(&scenario, seed, None);
+        assert!(matches!(v, Verdict::Pass), "the correct model on the kill seed {seed}: {v:?}");
+    }
+}
