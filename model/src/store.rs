@@ -1668,4 +1668,47 @@ mod tests {
         }));
         assert_eq!(events.iter().filter(|e| matches!(e, ModelEvent::Swept { lease_held: true, .. })).count(), 1);
     }
+
+    /// A release's delayed first copy (epoch 1) lands after the release was sent again and
+    /// answered, and after the same owner claimed the instance again (epoch 2).
+    fn late_release_after_reclaim(retry_copy: u32) -> (Option<OwnerId>, Vec<ModelEvent>) {
+        let owner = OwnerId::lane(P1, 0);
+        let after = Rc::new(RefCell::new(None));
+        let seen = after.clone();
+        let events = with_store(Box::new(move |store| {
+            Box::pin(async move {
+                let first = Claim { owner, epoch: 1 };
+                assert!(matches!(claim(&store, owner).await, ClaimResult::Granted { epoch: 1 }));
+                let wire = Wire { call: StoreCall::Release, instance: InstanceId(0), exec: ExecId(1) };
+                let delayed = ReleaseCall { instance: InstanceId(0), exec: ExecId(1), claim: first, copy: 0 };
+                store.land_late(wire, delayed, 0, Duration::from_secs(5));
+                let retry = ReleaseCall { instance: InstanceId(0), exec: ExecId(1), claim: first, copy: retry_copy };
+                assert!(store.call(retry).await, "the resent release is answered");
+                let again = store.claim(InstanceId(0), ExecId(2), owner, None, ResumePath::Relay).await;
+                assert!(matches!(again, ClaimResult::Granted { epoch: 2 }));
+                sleep(Duration::from_secs(6)).await;
+                *seen.borrow_mut() = Some(store.state().borrow().instances[0].owner);
+            })
+        }));
+        let owner_after = after.borrow().expect("the body ran");
+        (owner_after, events)
+    }
+
+    #[test]
+    fn a_late_copy_of_a_release_already_applied_is_dropped_and_leaves_the_newer_claim() {
+        let (owner, events) = late_release_after_reclaim(0);
+        assert_eq!(owner, Some(OwnerId::lane(P1, 0)), "the second claim survives the late copy");
+        let released = events.iter().filter(|e| matches!(e, ModelEvent::Released { .. })).count();
+        assert_eq!(released, 1, "one release applied: {events:?}");
+    }
+
+    #[test]
+    fn a_late_copy_under_a_key_of_its_own_clears_the_newer_claim_of_the_same_owner() {
+        // The owner-keyed ABA, as the careless client (a fresh key per resend) meets it.
+        let (owner, events) = late_release_after_reclaim(1);
+        assert_eq!(owner, None);
+        assert!(events
+            .iter()
+            .any(|e| matches!(e, ModelEvent::Released { epoch: 1, current_epoch: 2, released: true, .. })));
+    }
 }
