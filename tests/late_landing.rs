@@ -30,6 +30,34 @@ fn an_aborted_executions_commit_landing_late_is_resolved_by_sending_it_again() {
     }
 }
 
+/// Seeds on which the correct model failed (`no-double-resume`, 11 of 240,000 seeds of
+/// `sweep --scenario all --count 20000`) before an exit path recorded the claim it took
+/// again under an execution of its own: aborted in turn with that claim's release
+/// unanswered, the next exit path claimed once more under yet another execution and
+/// released that, and the first release's delayed copy — a request of its own — landed
+/// after the second grant and cleared it.
+const RELEASE_OF_AN_ABORTED_EXIT_PATH: [(&str, u64); 11] = [
+    ("real-world", 6217),
+    ("real-world", 9429),
+    ("real-world", 10952),
+    ("swarm", 3100),
+    ("swarm", 3662),
+    ("swarm", 5235),
+    ("swarm", 8328),
+    ("swarm", 11585),
+    ("swarm", 14181),
+    ("swarm", 18748),
+    ("swarm", 19043),
+];
+
+#[test]
+fn an_exit_path_aborted_in_turn_releases_its_claim_as_the_same_request() {
+    for (name, seed) in RELEASE_OF_AN_ABORTED_EXIT_PATH {
+        let v = verdict(&Scenario::built_in(name).unwrap(), seed, None);
+        assert!(matches!(v, Verdict::Pass), "{name} seed {seed}: {v:?}");
+    }
+}
+
 #[test]
 fn a_release_resent_as_a_new_request_is_caught_where_the_correct_client_is_clean() {
     let scenario = Scenario::built_in("real-world").unwrap();

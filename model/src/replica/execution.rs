@@ -132,6 +132,10 @@ pub struct InFlight {
     pub committing: Option<SentCommit>,
     /// The trigger was acked, requeued or deferred: nothing left to hand back.
     pub settled: bool,
+    /// A claim an exit path took again under an execution of its own (see
+    /// [`ExecutionLane::cancelled_exit`]): a later exit path, if that one is aborted too,
+    /// releases it under the same execution — the same request as any copy still in flight.
+    pub exit_claim: Option<(ExecId, Claim)>,
 }
 
 /// A commit request as sent: what sending it again as the same request needs.
@@ -248,8 +252,15 @@ impl ExecutionLane {
                     self.in_hand.borrow_mut().remove(&relay.message);
                 }
             }
-            *self.inbox.in_flight.borrow_mut() =
-                Some(InFlight { work, claiming: false, claim: None, refused: false, committing: None, settled: false });
+            *self.inbox.in_flight.borrow_mut() = Some(InFlight {
+                work,
+                claiming: false,
+                claim: None,
+                refused: false,
+                committing: None,
+                settled: false,
+                exit_claim: None,
+            });
             if tracing::level_enabled!(tracing::Level::DEBUG) {
                 // A span per execution: its log records name the lane, execution and instance.
                 let span = tracing::debug_span!(
@@ -278,7 +289,11 @@ impl ExecutionLane {
             return;
         }
         let (mut exec, mut claim, mut refused) = (work.exec, f.claim, f.refused);
-        if claim.is_none() && f.claiming {
+        if let Some((taken_by, taken)) = f.exit_claim {
+            // An earlier exit path took the claim again and was aborted in turn: its release
+            // may be in flight, so it is sent again as that same request.
+            (exec, claim) = (taken_by, Some(taken));
+        } else if claim.is_none() && f.claiming {
             // A grant may have been written though its answer never arrived: claim again —
             // the same owner's re-claim is granted re-entrantly (R10, R21) — and release
             // that. A new execution asks: the aborted one never heard an answer to give up on.
@@ -291,7 +306,11 @@ impl ExecutionLane {
                 path: work.path,
             });
             match self.claim(&again, self.owner(), None).await {
-                ClaimResult::Granted { epoch } => claim = Some(Claim { owner: self.owner(), epoch }),
+                ClaimResult::Granted { epoch } => {
+                    let taken = Claim { owner: self.owner(), epoch };
+                    claim = Some(taken);
+                    self.inbox.update(|f| f.exit_claim = Some((exec, taken)));
+                }
                 ClaimResult::Refused { .. } => {
                     // A bounce like any other: the R13 meter counts every refusal a lane hears.
                     self.count_bounce(work.path);
