@@ -91,6 +91,12 @@ pub enum CallFault {
     CrashedBefore,
     /// The caller's process died just after the reply arrived.
     CrashedAfter,
+    /// The request was delayed in flight: the client gives up on it as lost, and it lands
+    /// later (`LateLanded`).
+    RequestDelayed,
+    /// A delayed request reached the store, after its client had given up on it (the
+    /// store then applies it, unless it already applied a copy of the same request).
+    LateLanded,
 }
 
 /// The trigger a commit names: what drove the step (R25). The store records it; a checker

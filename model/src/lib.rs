@@ -22,6 +22,7 @@ pub mod pull;
 pub mod ratio;
 pub mod relations;
 pub mod replica;
+pub mod request_log;
 pub mod routing;
 pub mod scenario;
 pub mod signature;

@@ -126,6 +126,11 @@ pub enum Mutant {
     /// every other code — `CLAIM_HELD` included, so a relay that only lost a race is parked
     /// for good (breaks R4, R7).
     ClaimHeldDeadLettered,
+    /// The lane's store client sends an unanswered release again as a new request (a fresh
+    /// idempotency key per attempt): a delayed first copy is then no duplicate to the store,
+    /// lands after the lane re-claimed the same instance and, matching the owner id, clears
+    /// the newer claim mid-step — the owner-keyed ABA (breaks R9, R21).
+    ReleaseResentAsNewRequest,
 }
 
 /// What a mutant breaks and who is expected to catch it.
@@ -150,7 +155,7 @@ pub struct MutantInfo {
 }
 
 /// Every mutant, in the order of DESIGN.md §7.
-pub const MUTANTS: [MutantInfo; 37] = [
+pub const MUTANTS: [MutantInfo; 38] = [
     MutantInfo {
         mutant: Mutant::PerProcessOwner,
         name: "per-process-owner",
@@ -446,6 +451,15 @@ pub const MUTANTS: [MutantInfo; 37] = [
         rules: "R4, R7",
         caught_by: "refusal-contract",
         description: "the relay path dead-letters every code but the step failures it lists, CLAIM_HELD included",
+        deep: false,
+    },
+    MutantInfo {
+        mutant: Mutant::ReleaseResentAsNewRequest,
+        name: "release-resent-as-new-request",
+        rules: "R9, R21",
+        caught_by: "no-double-resume or commit-by-owner",
+        description:
+            "an unanswered release is sent again under a new key; its delayed first copy lands after the re-claim",
         deep: false,
     },
 ];

@@ -348,7 +348,7 @@ impl Scenario {
     }
 
     /// Every duration of the scenario with its key, for validation.
-    fn durations(&self) -> [(&'static str, Duration); 34] {
+    fn durations(&self) -> [(&'static str, Duration); 35] {
         let (w, t, f) = (&self.workload, &self.timeouts, &self.faults);
         [
             ("workload.step_duration_max", w.step_duration_max),
@@ -379,6 +379,7 @@ impl Scenario {
             ("faults.timer_jitter.late_max", f.timer_jitter.late_max),
             ("faults.store_replies.client_timeout", f.store_replies.client_timeout),
             ("faults.store_replies.boundary_pause_max", f.store_replies.boundary_pause_max),
+            ("faults.store_replies.late_landing_max", f.store_replies.late_landing_max),
             ("faults.cancel.step_timeout", f.cancel.step_timeout),
             ("faults.cancel.drain_timeout", f.cancel.drain_timeout),
             ("faults.cancel.restart_delay_max", f.cancel.restart_delay_max),

@@ -25,8 +25,9 @@ use sutra_sim_core::{SimTime, Tracer};
 use crate::broker::{Broker, Relay};
 use crate::dense::DenseMap;
 use crate::event::{ModelEvent, StoreCall, TriggerRef, WriteKind};
-use crate::faults::store::{Refusal, StoreFaults};
+use crate::faults::store::{Refusal, RequestFate, StoreFaults};
 use crate::ids::{ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
+use crate::request_log::{RequestKey, RequestLog};
 use crate::spec::{RETRY_ATTEMPTS_MAX, RETRY_BACKOFF_BASE, RETRY_BACKOFF_MAX};
 use crate::streams;
 use crate::work_left::WorkLeft;
@@ -206,9 +207,9 @@ struct Wire {
 /// took the request. Every call goes through one request/answer wrapper
 /// ([`Store::exchange`]), reliable or over the faulty boundary: a store engine answers the
 /// same requests.
-trait Call {
+trait Call: 'static {
     /// The answer the caller gets.
-    type Answer;
+    type Answer: Clone + 'static;
     /// What the boundary's witnesses call it.
     const WIRE: StoreCall;
     /// The instance and execution the call is for.
@@ -216,6 +217,12 @@ trait Call {
     /// Applies the call; `aborted` is how many of the client's attempts the store aborted
     /// before it took this one.
     fn apply(self, store: &Store, aborted: u32) -> Self::Answer;
+    /// The key every copy of this logical request carries, when the store applies it once
+    /// whatever the number of copies ([`crate::request_log`]); `None`: each copy is applied
+    /// (a claim, a read — and such a request is never delayed past its client's timeout).
+    fn key(&self) -> Option<RequestKey> {
+        None
+    }
 }
 
 /// What a lane's claim request says besides whose claim it is.
@@ -373,6 +380,10 @@ impl Call for CommitCall {
         (self.instance, self.exec)
     }
 
+    fn key(&self) -> Option<RequestKey> {
+        Some(request_key(Self::WIRE, self.instance, self.exec, self.claim, self.spec.based_on))
+    }
+
     fn apply(self, store: &Store, aborted: u32) -> Self::Answer {
         let CommitCall { instance, exec, claim, spec, timer_delay } = self;
         if store.sql_runs_alone() {
@@ -483,6 +494,10 @@ struct ReleaseCall {
     instance: InstanceId,
     exec: ExecId,
     claim: Claim,
+    /// Which attempt this copy is, as its key names it: 0 for every copy of a correct
+    /// client's release (one logical request); the attempt number for the careless client
+    /// of the `release-resent-as-new-request` mutant.
+    copy: u32,
 }
 
 impl Call for ReleaseCall {
@@ -493,8 +508,12 @@ impl Call for ReleaseCall {
         (self.instance, self.exec)
     }
 
+    fn key(&self) -> Option<RequestKey> {
+        Some(request_key(Self::WIRE, self.instance, self.exec, self.claim, u64::from(self.copy)))
+    }
+
     fn apply(self, store: &Store, _aborted: u32) -> bool {
-        let ReleaseCall { instance, exec, claim } = self;
+        let ReleaseCall { instance, exec, claim, .. } = self;
         let (released, current_epoch) = store.release_now(instance, exec, claim.owner, WriteKind::Release);
         store.tracer.emit(ModelEvent::Released {
             instance,
@@ -583,8 +602,23 @@ impl Call for MigrateCommitCall {
     }
 }
 
-/// The task making the current store call, as the executor witnesses it.
+/// The key of one logical request.
+fn request_key(call: StoreCall, instance: InstanceId, exec: ExecId, claim: Claim, detail: u64) -> RequestKey {
+    RequestKey { call: call as u8, instance: instance.0, exec: exec.0, epoch: claim.epoch, detail }
+}
+
+thread_local! {
+    /// True while a delayed copy lands (see [`sender`]).
+    static LANDING_LATE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The task making the current store call, as the executor witnesses it: none for a
+/// delayed copy landing late — no task sends anything then; its sender was witnessed when
+/// it sent it (`CallStruck`, `RequestDelayed`), and may be frozen, dead or elsewhere now.
 pub(crate) fn sender() -> Option<u64> {
+    if LANDING_LATE.with(|late| late.get()) {
+        return None;
+    }
     executor::current_task().map(|t| t.number())
 }
 
@@ -630,6 +664,8 @@ pub struct Store {
     sql: Option<Rc<RefCell<crate::sql_store::SqlEngine>>>,
     /// The SQL engine only follows the model's store, comparing (`differential`).
     differential: bool,
+    /// The idempotency table in front of either engine: keyed requests applied once.
+    requests: RequestLog,
 }
 
 impl Store {
@@ -655,6 +691,7 @@ impl Store {
             refuses_own_owner: false,
             sql: None,
             differential: false,
+            requests: RequestLog::default(),
         }
     }
 
@@ -788,20 +825,44 @@ impl Store {
     }
 
     /// The request half of a call and its boundary faults: the caller may be struck just
-    /// before sending, and a lossy call's request may be lost (the client then waits out
-    /// its timeout). Returns `None` if the request was lost (nothing is applied), else how
+    /// before sending, and a lossy call's request may be lost or delayed (the client then
+    /// waits out its timeout, and the caller sleeps it). Returns the request's fate and how
     /// many of the client's attempts the store aborted before it took one.
-    async fn send(&self, wire: Option<Wire>) -> Option<u32> {
+    async fn send(&self, wire: Option<Wire>, keyed: bool) -> (RequestFate, u32) {
         let Some(w) = wire else {
-            return Some(self.request().await);
+            return (RequestFate::Arrives, self.request().await);
         };
         self.faults.at_boundary(w.call, w.instance, w.exec, true).await;
         let aborted = self.request().await;
-        if self.faults.request_lost(w.call, w.instance, w.exec) {
-            sleep(self.faults.client_timeout()).await;
-            return None;
+        (self.faults.request_fate(w.call, w.instance, w.exec, keyed), aborted)
+    }
+
+    /// Lands a delayed copy of `call` `after` from now, by the store's clock, whatever its
+    /// sender does meanwhile: time in flight runs on no node's clock, and a frozen or dead
+    /// sender does not hold it back.
+    fn land_late<C: Call>(&self, w: Wire, call: C, aborted: u32, after: Duration) {
+        let (store, task) = (self.clone(), sender());
+        executor::spawn_daemon_on(sutra_sim_core::NodeId::WORLD, "store:late-copy", async move {
+            executor::elapse(after).await;
+            store.faults.landed_late(w.call, w.instance, w.exec, task);
+            LANDING_LATE.with(|late| late.set(true));
+            let _ = store.apply_once(call, aborted);
+            LANDING_LATE.with(|late| late.set(false));
+        });
+    }
+
+    /// Applies `call` in one transaction, once per logical request: a copy of a keyed
+    /// request the store already applied gets the first copy's answer and writes nothing.
+    fn apply_once<C: Call>(&self, call: C, aborted: u32) -> C::Answer {
+        let Some(key) = call.key() else {
+            return call.apply(self, aborted);
+        };
+        if let Some(answer) = self.requests.answered::<C::Answer>(key) {
+            return answer;
         }
-        Some(aborted)
+        let answer = call.apply(self, aborted);
+        self.requests.record(key, answer.clone());
+        answer
     }
 
     /// The reply half of a call applied by the store: a lossy call's reply may be lost
@@ -937,13 +998,27 @@ impl Store {
 
     /// Releases the claim if `owner` still holds it. Returns whether it matched.
     pub async fn release(&self, instance: InstanceId, exec: ExecId, claim: Claim) -> bool {
-        self.call(ReleaseCall { instance, exec, claim }).await
+        self.call(ReleaseCall { instance, exec, claim, copy: 0 }).await
     }
 
     /// [`Store::release`] over the faulty boundary of a lane's calls. A release is safe to
     /// repeat: it matches only while the row still shows the releaser's owner id.
     pub async fn release_over_wire(&self, instance: InstanceId, exec: ExecId, claim: Claim) -> Reply<bool> {
-        self.call_over_wire(ReleaseCall { instance, exec, claim }).await
+        self.release_copy_over_wire(instance, exec, claim, 0).await
+    }
+
+    /// [`Store::release_over_wire`] naming attempt `copy` in the request's key: 0 for every
+    /// copy of one release; anything else makes this copy a request of its own, which the
+    /// store applies even after it applied another copy (the careless client of the
+    /// `release-resent-as-new-request` mutant).
+    pub async fn release_copy_over_wire(
+        &self,
+        instance: InstanceId,
+        exec: ExecId,
+        claim: Claim,
+        copy: u32,
+    ) -> Reply<bool> {
+        self.call_over_wire(ReleaseCall { instance, exec, claim, copy }).await
     }
 
     /// Reads which claim epoch committed the step taking `instance` from version `based_on`
@@ -974,12 +1049,24 @@ impl Store {
 
     /// The request, the transaction and the reply of one call: the request half and its
     /// faults, the call applied in one transaction once the store took it, then the reply
-    /// half and its faults.
+    /// half and its faults. A delayed request lands later on its own; its client has given
+    /// up on it by then.
     async fn exchange<C: Call>(&self, wire: Option<Wire>, call: C) -> Reply<C::Answer> {
-        let Some(aborted) = self.send(wire).await else {
-            return Reply::TimedOut;
+        let keyed = call.key().is_some();
+        let aborted = match self.send(wire, keyed).await {
+            (RequestFate::Arrives, aborted) => aborted,
+            (RequestFate::Lost, _) => {
+                sleep(self.faults.client_timeout()).await;
+                return Reply::TimedOut;
+            }
+            (RequestFate::Delayed(after), aborted) => {
+                let w = wire.expect("only a call over the faulty boundary is delayed");
+                self.land_late(w, call, aborted, after);
+                sleep(self.faults.client_timeout()).await;
+                return Reply::TimedOut;
+            }
         };
-        let answer = call.apply(self, aborted);
+        let answer = self.apply_once(call, aborted);
         self.answer(wire, answer).await
     }
 
@@ -1580,5 +1667,48 @@ mod tests {
             })
         }));
         assert_eq!(events.iter().filter(|e| matches!(e, ModelEvent::Swept { lease_held: true, .. })).count(), 1);
+    }
+
+    /// A release's delayed first copy (epoch 1) lands after the release was sent again and
+    /// answered, and after the same owner claimed the instance again (epoch 2).
+    fn late_release_after_reclaim(retry_copy: u32) -> (Option<OwnerId>, Vec<ModelEvent>) {
+        let owner = OwnerId::lane(P1, 0);
+        let after = Rc::new(RefCell::new(None));
+        let seen = after.clone();
+        let events = with_store(Box::new(move |store| {
+            Box::pin(async move {
+                let first = Claim { owner, epoch: 1 };
+                assert!(matches!(claim(&store, owner).await, ClaimResult::Granted { epoch: 1 }));
+                let wire = Wire { call: StoreCall::Release, instance: InstanceId(0), exec: ExecId(1) };
+                let delayed = ReleaseCall { instance: InstanceId(0), exec: ExecId(1), claim: first, copy: 0 };
+                store.land_late(wire, delayed, 0, Duration::from_secs(5));
+                let retry = ReleaseCall { instance: InstanceId(0), exec: ExecId(1), claim: first, copy: retry_copy };
+                assert!(store.call(retry).await, "the resent release is answered");
+                let again = store.claim(InstanceId(0), ExecId(2), owner, None, ResumePath::Relay).await;
+                assert!(matches!(again, ClaimResult::Granted { epoch: 2 }));
+                sleep(Duration::from_secs(6)).await;
+                *seen.borrow_mut() = Some(store.state().borrow().instances[0].owner);
+            })
+        }));
+        let owner_after = after.borrow().expect("the body ran");
+        (owner_after, events)
+    }
+
+    #[test]
+    fn a_late_copy_of_a_release_already_applied_is_dropped_and_leaves_the_newer_claim() {
+        let (owner, events) = late_release_after_reclaim(0);
+        assert_eq!(owner, Some(OwnerId::lane(P1, 0)), "the second claim survives the late copy");
+        let released = events.iter().filter(|e| matches!(e, ModelEvent::Released { .. })).count();
+        assert_eq!(released, 1, "one release applied: {events:?}");
+    }
+
+    #[test]
+    fn a_late_copy_under_a_key_of_its_own_clears_the_newer_claim_of_the_same_owner() {
+        // The owner-keyed ABA, as the careless client (a fresh key per resend) meets it.
+        let (owner, events) = late_release_after_reclaim(1);
+        assert_eq!(owner, None);
+        assert!(events
+            .iter()
+            .any(|e| matches!(e, ModelEvent::Released { epoch: 1, current_epoch: 2, released: true, .. })));
     }
 }

@@ -283,6 +283,13 @@ pub struct StoreRepliesOptions {
     /// Chance per call that the calling process dies at the call's boundary (it restarts
     /// as a new incarnation after the replica-crash restart delay).
     pub boundary_crash_per_call: Ratio,
+    /// Chance that a request the client gave up on as lost is only delayed: it lands at
+    /// the store later, after the client's timeout (a late copy of a release, commit or
+    /// migration write; a frozen or dead sender's copy lands all the same).
+    pub late_landing_per_lost: Ratio,
+    /// Longest time past the client's timeout a delayed request may land.
+    #[serde(with = "serde_duration")]
+    pub late_landing_max: Duration,
 }
 
 impl Default for StoreRepliesOptions {
@@ -294,6 +301,8 @@ impl Default for StoreRepliesOptions {
             boundary_pause_per_call: Ratio::NEVER,
             boundary_pause_max: Duration::from_secs(40),
             boundary_crash_per_call: Ratio::NEVER,
+            late_landing_per_lost: Ratio::NEVER,
+            late_landing_max: Duration::from_secs(5),
         }
     }
 }
@@ -494,6 +503,7 @@ impl FaultOptions for StoreRepliesOptions {
         swarm_rate(&mut self.reply_lost_per_call, scale);
         swarm_rate(&mut self.boundary_pause_per_call, scale);
         swarm_rate(&mut self.boundary_crash_per_call, scale);
+        swarm_rate(&mut self.late_landing_per_lost, scale);
     }
 }
 

@@ -7,7 +7,9 @@
 //! calls: a lost request (nothing applied), a lost reply after the store applied the call
 //! (an ambiguous outcome the client must resolve), or the calling process frozen or killed
 //! just before it sends a request or just after the reply arrives. The client waits out its
-//! timeout on a lost message; it never learns which of the two was lost.
+//! timeout on a lost message; it never learns which of the two was lost. A lost request may
+//! instead be delayed (`late_landing_per_lost`): it lands after the client gave up, whatever
+//! the sender is doing by then — retrying, frozen, dead, or on its next execution.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -33,6 +35,17 @@ const WIRE_GATE: FaultGate = FaultGate { kind: FaultKind::StoreReplies, stream: 
 /// (`crash` false) or kill the process on `node` (a replica's), for `pause`, then send on
 /// `done` — which a frozen caller hears only once resumed, and a killed one never.
 pub type BoundaryStrike = Rc<dyn Fn(NodeId, bool, Duration, Sender<()>)>;
+
+/// What became of a request on its way to the store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestFate {
+    /// It reached the store.
+    Arrives,
+    /// It was lost: nothing is applied.
+    Lost,
+    /// It is in flight for this long (past the client's timeout), then lands.
+    Delayed(Duration),
+}
 
 /// Why the store refused a call; either way it wrote nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,9 +104,27 @@ impl StoreFaults {
         self.ctx.faults().store_replies.client_timeout
     }
 
-    /// True if this call's request is lost (reported as struck).
-    pub fn request_lost(&self, call: StoreCall, instance: InstanceId, exec: ExecId) -> bool {
-        self.lost(self.ctx.faults().store_replies.request_lost_per_call, CallFault::RequestLost, call, instance, exec)
+    /// What becomes of this call's request on its way (reported as struck when lost or
+    /// delayed). Only a request the store can recognise as a copy (`keyed`) is drawn as
+    /// delayed: its first copy then lands after the client's timeout, up to
+    /// `late_landing_max` later.
+    pub fn request_fate(&self, call: StoreCall, instance: InstanceId, exec: ExecId, keyed: bool) -> RequestFate {
+        let options = &self.ctx.faults().store_replies;
+        if !self.ctx.fires(WIRE_GATE, options.request_lost_per_call) {
+            return RequestFate::Arrives;
+        }
+        if keyed && self.ctx.fires(WIRE_GATE, options.late_landing_per_lost) {
+            let after = self.client_timeout() + streams::millis_up_to(streams::WIRE, options.late_landing_max);
+            self.struck(call, CallFault::RequestDelayed, instance, exec, after);
+            return RequestFate::Delayed(after);
+        }
+        self.struck(call, CallFault::RequestLost, instance, exec, self.client_timeout());
+        RequestFate::Lost
+    }
+
+    /// Witnesses a delayed request reaching the store (`task`: the task that sent it).
+    pub fn landed_late(&self, call: StoreCall, instance: InstanceId, exec: ExecId, task: Option<u64>) {
+        self.ctx.emit(ModelEvent::CallStruck { instance, exec, call, fault: CallFault::LateLanded, task });
     }
 
     /// True if this applied call's reply is lost (reported as struck).

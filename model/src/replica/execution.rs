@@ -127,10 +127,24 @@ pub struct InFlight {
     pub claim: Option<Claim>,
     /// The claim was refused (the trigger's deferral counts it).
     pub refused: bool,
-    /// A commit based on this version was sent and not yet resolved.
-    pub committing: Option<u64>,
+    /// A commit was sent and not yet answered: the request itself, so that an exit path
+    /// can send it again as the same request and hear its definite outcome.
+    pub committing: Option<SentCommit>,
     /// The trigger was acked, requeued or deferred: nothing left to hand back.
     pub settled: bool,
+    /// A claim an exit path took again under an execution of its own (see
+    /// [`ExecutionLane::cancelled_exit`]): a later exit path, if that one is aborted too,
+    /// releases it under the same execution — the same request as any copy still in flight.
+    pub exit_claim: Option<(ExecId, Claim)>,
+}
+
+/// A commit request as sent: what sending it again as the same request needs.
+#[derive(Clone, Copy, Debug)]
+pub struct SentCommit {
+    /// How it is conditioned, and the version it is based on.
+    pub spec: CommitSpec,
+    /// The delay of the next timer row it writes.
+    pub timer_delay: Duration,
 }
 
 impl LaneInbox {
@@ -238,8 +252,15 @@ impl ExecutionLane {
                     self.in_hand.borrow_mut().remove(&relay.message);
                 }
             }
-            *self.inbox.in_flight.borrow_mut() =
-                Some(InFlight { work, claiming: false, claim: None, refused: false, committing: None, settled: false });
+            *self.inbox.in_flight.borrow_mut() = Some(InFlight {
+                work,
+                claiming: false,
+                claim: None,
+                refused: false,
+                committing: None,
+                settled: false,
+                exit_claim: None,
+            });
             if tracing::level_enabled!(tracing::Level::DEBUG) {
                 // A span per execution: its log records name the lane, execution and instance.
                 let span = tracing::debug_span!(
@@ -268,7 +289,11 @@ impl ExecutionLane {
             return;
         }
         let (mut exec, mut claim, mut refused) = (work.exec, f.claim, f.refused);
-        if claim.is_none() && f.claiming {
+        if let Some((taken_by, taken)) = f.exit_claim {
+            // An earlier exit path took the claim again and was aborted in turn: its release
+            // may be in flight, so it is sent again as that same request.
+            (exec, claim) = (taken_by, Some(taken));
+        } else if claim.is_none() && f.claiming {
             // A grant may have been written though its answer never arrived: claim again —
             // the same owner's re-claim is granted re-entrantly (R10, R21) — and release
             // that. A new execution asks: the aborted one never heard an answer to give up on.
@@ -281,7 +306,11 @@ impl ExecutionLane {
                 path: work.path,
             });
             match self.claim(&again, self.owner(), None).await {
-                ClaimResult::Granted { epoch } => claim = Some(Claim { owner: self.owner(), epoch }),
+                ClaimResult::Granted { epoch } => {
+                    let taken = Claim { owner: self.owner(), epoch };
+                    claim = Some(taken);
+                    self.inbox.update(|f| f.exit_claim = Some((exec, taken)));
+                }
                 ClaimResult::Refused { .. } => {
                     // A bounce like any other: the R13 meter counts every refusal a lane hears.
                     self.count_bounce(work.path);
@@ -289,8 +318,11 @@ impl ExecutionLane {
                 }
             }
         }
+        // A commit sent and never answered may still be in flight: reading the step history
+        // cannot rule out a copy landing after the read. Sent again as the same request, it
+        // is applied once — now, or already — and its answer is the definite outcome.
         let committed = match (f.committing, claim) {
-            (Some(based_on), Some(claim)) => self.committed(work.instance, exec, claim, based_on).await,
+            (Some(sent), Some(claim)) => self.commit_again(work.instance, exec, claim, sent).await,
             _ => false,
         };
         if let Some(claim) = claim.filter(|_| !committed) {
@@ -305,6 +337,17 @@ impl ExecutionLane {
             }
         }
         self.end(&work, if committed { Exit::Committed } else { Exit::Cancelled }).await;
+    }
+
+    /// Sends a commit again as the same request until answered; true if it was accepted.
+    async fn commit_again(&self, instance: InstanceId, exec: ExecId, claim: Claim, sent: SentCommit) -> bool {
+        for _ in 0..RETRY_ATTEMPTS_MAX {
+            let reply = self.store.commit_over_wire(instance, exec, claim, sent.spec, sent.timer_delay).await;
+            if let Reply::Answered(outcome) = reply {
+                return outcome.is_ok();
+            }
+        }
+        panic!("{RETRY_ATTEMPTS_MAX} commits in a row went unanswered");
     }
 
     /// True if the step based on `based_on` was committed under `claim`'s epoch, from the
@@ -457,7 +500,7 @@ impl ExecutionLane {
             spec.release = false;
         }
         let timer_delay = streams::millis_up_to(streams::WORKLOAD, w.ctx.scenario().workload.timer_delay_max);
-        self.inbox.update(|f| f.committing = Some(version));
+        self.inbox.update(|f| f.committing = Some(SentCommit { spec, timer_delay }));
         let outcome = loop {
             match w.store.commit_over_wire(instance, exec, claim, spec, timer_delay).await {
                 Reply::Answered(outcome) => break outcome.map(|_| ()).map_err(|_| ()),
@@ -586,9 +629,16 @@ impl ExecutionLane {
             return;
         }
         // Over the faulty boundary, sent again until answered: a repeated release matches
-        // only while the row still shows our owner id, so it never clears anyone else's.
-        for _ in 0..RETRY_ATTEMPTS_MAX {
-            if let Reply::Answered(_) = self.store.release_over_wire(instance, exec, claim).await {
+        // only while the row still shows our owner id, so it never clears anyone else's —
+        // and the store applies one release once, so a late copy never clears our own
+        // next claim of the instance either.
+        // Every copy is one request to the store (one key): a delayed copy landing after
+        // another was applied is a duplicate, and writes nothing. The careless client keys
+        // each attempt anew.
+        let fresh_keys = self.ctx.mutant_is(Mutant::ReleaseResentAsNewRequest);
+        for attempt in 0..RETRY_ATTEMPTS_MAX {
+            let copy = if fresh_keys { attempt } else { 0 };
+            if let Reply::Answered(_) = self.store.release_copy_over_wire(instance, exec, claim, copy).await {
                 self.inbox.update(|f| {
                     f.claim = None;
                     f.claiming = false;

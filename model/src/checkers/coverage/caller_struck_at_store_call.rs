@@ -20,6 +20,6 @@ impl Property for CallerStruckAtStoreCall {
     }
 
     fn reached(&mut self, event: &E, _view: &ModelView) -> bool {
-        matches!(event, E::CallStruck { fault, .. } if !matches!(fault, CallFault::RequestLost | CallFault::ReplyLost))
+        matches!(event, E::CallStruck { fault, .. } if !matches!(fault, CallFault::RequestLost | CallFault::ReplyLost | CallFault::RequestDelayed | CallFault::LateLanded))
     }
 }

@@ -18,6 +18,7 @@ mod expired_lock_taken_over;
 mod fault_injected;
 mod froze_retrying_commit;
 mod hung_up_migration_released;
+mod late_release_after_reclaim;
 mod lease_holder_froze_before_select;
 mod migration_validation_error;
 mod misrouted_work_bounced;
@@ -117,7 +118,7 @@ const fn listed<P: Property>() -> Listed {
 }
 
 /// The situation-named properties, in listing order; one per fault kind follows them.
-const LISTING: [Listed; 36] = [
+const LISTING: [Listed; 37] = [
     listed::<relay_refused::RelayRefused>(),
     listed::<timer_deferred::TimerDeferred>(),
     listed::<admin_409::Admin409>(),
@@ -154,6 +155,7 @@ const LISTING: [Listed; 36] = [
     listed::<expired_lock_taken_over::ExpiredLockTakenOver>(),
     listed::<hung_up_migration_released::HungUpMigrationReleased>(),
     listed::<migration_validation_error::MigrationValidationError>(),
+    listed::<late_release_after_reclaim::LateReleaseAfterReclaim>(),
 ];
 
 /// Every coverage property's registration, in listing order.

@@ -212,6 +212,21 @@ fn history_reaching(name: &str) -> Vec<ModelEvent> {
             E::Released { instance: i, exec: e, owner, epoch: 1, current_epoch: 1, released: true, task: None },
             E::ExecutionEnded { instance: i, exec: e, exit: Exit::Cancelled },
         ],
+        "sometimes-late-release-after-reclaim" => vec![
+            grant.clone(),
+            E::ClaimGranted {
+                instance: i,
+                exec: ExecId(2),
+                owner,
+                process: Some(p),
+                path: ResumePath::Relay,
+                previous: Some(owner),
+                stale_age_ns: None,
+                epoch: 2,
+                task: None,
+            },
+            E::CallStruck { instance: i, exec: e, call: StoreCall::Release, fault: CallFault::LateLanded, task: None },
+        ],
         "sometimes-caller-struck-at-store-call" => vec![E::CallStruck {
             instance: i,
             exec: e,
@@ -402,6 +417,38 @@ fn a_relay_back_counts_only_at_the_process_it_was_taken_from_with_a_copy_still_w
     assert_eq!(run(vec![dispatched.clone(), taken.clone(), to(ProcessId(2))]), Check::Ok);
     assert_eq!(run(vec![dispatched.clone(), taken_by_lane, taken.clone(), to(p)]), Check::Ok);
     assert_eq!(run(vec![dispatched, to(p)]), Check::Ok);
+}
+
+#[test]
+fn a_late_release_counts_only_after_its_own_owner_claimed_again() {
+    use ModelEvent as E;
+    let (i, p) = (InstanceId(0), ProcessId(1));
+    let grant = |exec, owner, epoch| E::ClaimGranted {
+        instance: i,
+        exec: ExecId(exec),
+        owner,
+        process: Some(p),
+        path: ResumePath::Relay,
+        previous: None,
+        stale_age_ns: None,
+        epoch,
+        task: None,
+    };
+    let landed = E::CallStruck {
+        instance: i,
+        exec: ExecId(1),
+        call: StoreCall::Release,
+        fault: CallFault::LateLanded,
+        task: None,
+    };
+    let (mine, other) = (OwnerId::lane(p, 0), OwnerId::lane(ProcessId(2), 0));
+    let run = |events: Vec<E>| {
+        let mut c = property("sometimes-late-release-after-reclaim");
+        feed(c.as_mut(), events.into_iter().map(|e| (1, e)).collect())
+    };
+    assert_eq!(run(vec![grant(1, mine, 1), grant(2, mine, 2), landed.clone()]), Check::Reached);
+    assert_eq!(run(vec![grant(1, mine, 1), landed.clone()]), Check::Ok, "no newer grant");
+    assert_eq!(run(vec![grant(1, mine, 1), grant(2, other, 2), landed]), Check::Ok, "another owner's grant");
 }
 
 #[test]
