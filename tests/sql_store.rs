@@ -134,3 +134,33 @@ fn differential_mode_is_clean_on_the_default_statements_and_flags_a_statement_th
         "{message}"
     );
 }
+
+/// A team's file whose step plan is a TEMP table: SQLite lists it in
+/// `sqlite_temp_schema`, not `sqlite_schema`, so nothing that empties the listed tables
+/// of a kept connection reaches it (the next run's `plan_create` then meets the last
+/// run's rows) — only a new connection per run starts it empty.
+fn temp_plan_table() -> String {
+    DEFAULT.replacen("CREATE TABLE plan (", "CREATE TEMP TABLE plan (", 1)
+}
+
+#[test]
+fn a_seed_after_other_seeds_on_the_same_thread_runs_as_it_runs_alone() {
+    use sutra_sim_model::sql_store::StoreEngine;
+    use sutra_sim_model::{RunOptions, Scenario};
+    let mut scenario = Scenario::built_in("smoke").unwrap();
+    scenario.store.engine = StoreEngine::Sqlite;
+    scenario.store.sql_text = Some(temp_plan_table());
+    let fingerprint = |seed: u64| sutra_sim_model::run(&scenario, &RunOptions::seeded(seed)).fingerprint;
+    // Each seed alone on a thread of its own: nothing ran on it before.
+    let alone: Vec<u64> = (1..=12)
+        .map(|seed| {
+            let scenario = scenario.clone();
+            std::thread::spawn(move || sutra_sim_model::run(&scenario, &RunOptions::seeded(seed)).fingerprint)
+                .join()
+                .unwrap()
+        })
+        .collect();
+    // The same seeds one after the other on this thread, as a sweep's worker runs them.
+    let in_a_row: Vec<u64> = (1..=12).map(fingerprint).collect();
+    assert_eq!(in_a_row, alone, "a seed's run depends on the seeds run before it on the same thread");
+}

@@ -60,9 +60,11 @@ mod error;
 pub mod lint;
 mod scan;
 mod sqlite;
+mod tune;
 
 pub use contract::{contract_of, Contract, Returns, CONFORMANCE_ONLY, CONTRACTS, SCHEMA_PREFIX};
 pub use error::SqlFileError;
+pub use tune::tune_sqlite;
 
 use scan::Token;
 

@@ -9,6 +9,7 @@ use crate::{SqlFileError, Statements};
 /// Runs the schema of `statements` on a fresh in-memory database, then prepares every
 /// other statement there.
 pub fn check(statements: &Statements) -> Result<(), SqlFileError> {
+    crate::tune_sqlite();
     let file = statements.file.as_str();
     let err = |name: &str, line: usize, msg: String| SqlFileError::new(file, Some(name), Some(line), msg);
     let db = Connection::open_in_memory().map_err(|e| SqlFileError::new(file, None, None, format!("SQLite: {e}")))?;

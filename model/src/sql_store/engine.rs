@@ -10,7 +10,6 @@
 //! bound parameters, and the rows of an UPDATE ... RETURNING of several rows (which cannot
 //! ORDER BY) are ordered here by their first column, the instance id.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -27,8 +26,8 @@ pub type Params = Vec<Value>;
 
 /// The SQL engine of one run.
 pub struct SqlEngine {
-    /// Taken back into the thread's pool when the engine drops.
-    db: Option<Connection>,
+    /// The run's own database: opened with the engine, closed when it drops.
+    db: Connection,
     /// The checked statements and their careless alternatives.
     loaded: Rc<Loaded>,
     /// Owner ids as the store wrote them (opaque text, R14) back to the model's ids: the
@@ -36,38 +35,64 @@ pub struct SqlEngine {
     owners: BTreeMap<String, OwnerId>,
 }
 
-/// The tables of a database, in name order.
-const TABLES: &str = "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name";
-
-thread_local! {
-    /// The connection of this thread's last run, with the statements it was made for.
-    /// Preparing every statement again on a new connection was a fifth of a run's time;
-    /// a reused connection is emptied before each run, so each run still starts from
-    /// empty tables and nothing of one run reaches the next.
-    static POOL: RefCell<Option<(Rc<Loaded>, Connection)>> = const { RefCell::new(None) };
-}
-
-/// A new in-memory database with `loaded`'s schema.
-fn fresh_connection(loaded: &Loaded) -> Connection {
+/// A new, empty in-memory connection (no schema yet).
+fn open() -> Connection {
+    sutra_sql::tune_sqlite();
     // One connection, one thread: SQLite's own mutexes would only cost.
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let db = Connection::open_in_memory_with_flags(flags).expect("an in-memory SQLite database opens");
-    // Every statement stays prepared for the connection's life.
+    // Statements are prepared when a run first uses one, and stay prepared for its life.
     db.set_prepared_statement_cache_capacity(sutra_sql::CONTRACTS.len() + Careless::ALL.len() + 16);
-    for s in loaded.statements.schema() {
-        db.execute(s.sqlite(), []).unwrap_or_else(|e| panic!("schema statement `{}`: {e}", s.name));
-    }
     db
 }
 
-impl Drop for SqlEngine {
-    fn drop(&mut self) {
-        if let Some(db) = self.db.take() {
-            let loaded = self.loaded.clone();
-            // A thread ending drops its pool first; the connection then just closes.
-            let _ = POOL.try_with(|p| *p.borrow_mut() = Some((loaded, db)));
-        }
+/// Runs `statements`' schema and writes the sweeper's free lease row: what every run's
+/// database holds before its first operation.
+fn build_schema(db: &Connection, statements: &Statements) {
+    for s in statements.schema() {
+        db.execute(s.sqlite(), []).unwrap_or_else(|e| panic!("schema statement `{}`: {e}", s.name));
     }
+    let lease = statements.get("lease_create").expect("a checked file has every statement");
+    db.execute(lease.sqlite(), []).unwrap_or_else(|e| panic!("statement `lease_create` failed: {e}"));
+}
+
+/// The image of a database just built by `statements`' schema, to start each run's own
+/// connection from (copying its pages costs a small part of running the schema again);
+/// `None` if the schema made anything the image of the main database would not carry (a
+/// TEMP table, an attached database): each run then runs the schema itself.
+pub fn schema_image(statements: &Statements) -> Option<Vec<u8>> {
+    let mut db = open();
+    // A run's tables hold a few dozen rows: small pages are fewer bytes for SQLite to zero
+    // and copy each time it loads one (it changes no answer).
+    db.execute_batch("PRAGMA page_size = 512").ok()?;
+    build_schema(&db, statements);
+    let temp: i64 = db.query_row("SELECT count(*) FROM sqlite_temp_schema", [], |r| r.get(0)).ok()?;
+    let databases: i64 =
+        db.query_row("SELECT count(*) FROM pragma_database_list WHERE name <> 'temp'", [], |r| r.get(0)).ok()?;
+    if temp != 0 || databases != 1 {
+        return None;
+    }
+    let image = db.serialize(rusqlite::MAIN_DB).ok()?;
+    Some(image.to_vec())
+}
+
+/// A new in-memory database of the run's own, with `loaded`'s schema and the free lease
+/// row: nothing of another run is in it.
+fn fresh_connection(loaded: &Loaded) -> Connection {
+    let mut db = open();
+    match &loaded.image {
+        Some(image) => db
+            .deserialize_read_exact(rusqlite::MAIN_DB, image.as_slice(), image.len(), false)
+            .expect("the schema's image loads into a new database"),
+        None => build_schema(&db, &loaded.statements),
+    }
+    // The run's statements all run inside one transaction, never committed: no other
+    // connection exists to see a commit, so where a transaction ends changes no answer,
+    // while a transaction per statement copied every page it touched into the rollback
+    // journal again (a third of SQLite's time). Each statement is still atomic (SQLite's
+    // statement journal), and the database goes with the connection.
+    db.execute_batch("BEGIN").expect("the run's transaction opens");
+    db
 }
 
 /// The integer of a time or count, for binding.
@@ -95,37 +120,14 @@ pub fn careless_statements() -> Result<BTreeMap<Careless, Statement>, sutra_sql:
 }
 
 impl SqlEngine {
-    /// An empty database with `loaded`'s schema and the sweeper's free lease row.
+    /// A new database of its own with `loaded`'s schema and the sweeper's free lease row.
     pub fn new(loaded: Rc<Loaded>) -> SqlEngine {
-        let db = match POOL.with(|p| p.borrow_mut().take()) {
-            Some((of, db)) if Rc::ptr_eq(&of, &loaded) => db,
-            _ => fresh_connection(&loaded),
-        };
-        let engine = SqlEngine { db: Some(db), loaded, owners: BTreeMap::new() };
-        engine.empty_every_table();
-        engine.execute("lease_create", vec![]);
-        engine
+        let db = fresh_connection(&loaded);
+        SqlEngine { db, loaded, owners: BTreeMap::new() }
     }
 
     fn db(&self) -> &Connection {
-        self.db.as_ref().expect("the connection is kept until the engine drops")
-    }
-
-    /// Deletes every row of every table (in name order): a reused connection starts the
-    /// run as empty as a fresh one.
-    fn empty_every_table(&self) {
-        let tables: Vec<String> = {
-            let mut q = self.db().prepare_cached(TABLES).expect("the schema lists its tables");
-            let names = q.query_map([], |r| r.get(0)).expect("the schema lists its tables");
-            names.collect::<rusqlite::Result<_>>().expect("table names are text")
-        };
-        for t in tables {
-            let delete = format!("DELETE FROM \"{}\"", t.replace('"', "\"\""));
-            self.db()
-                .prepare_cached(&delete)
-                .and_then(|mut d| d.execute([]))
-                .unwrap_or_else(|e| panic!("emptying {t}: {e}"));
-        }
+        &self.db
     }
 
     /// The statement `name`, or its careless alternative.

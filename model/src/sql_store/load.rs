@@ -1,7 +1,7 @@
 //! Loading a statements file for the runs of a process: parsed, linted and prepared on
 //! SQLite once (a file that fails any of it is refused before anything runs, naming the
 //! statement), then kept for every run with the same text. The cache holds no state of any
-//! run: each run still gets a fresh database.
+//! run: each run gets a new connection of its own, started from the schema's image.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -18,6 +18,9 @@ pub struct Loaded {
     pub statements: Statements,
     /// The careless alternatives, by kind.
     pub careless: BTreeMap<Careless, Statement>,
+    /// The database as the schema leaves it, each run's starting copy (see
+    /// [`super::engine::schema_image`]); `None`: each run runs the schema.
+    pub image: Option<Vec<u8>>,
 }
 
 thread_local! {
@@ -36,7 +39,9 @@ pub fn check(section: &StoreSection) -> Result<Rc<Loaded>, SqlFileError> {
         None => Statements::default(),
     };
     statements.check_on_sqlite()?;
-    let loaded = Rc::new(Loaded { statements, careless: super::engine::careless_statements()? });
+    let careless = super::engine::careless_statements()?;
+    let image = super::engine::schema_image(&statements);
+    let loaded = Rc::new(Loaded { statements, careless, image });
     LAST.with(|l| *l.borrow_mut() = Some((key, loaded.clone())));
     Ok(loaded)
 }
