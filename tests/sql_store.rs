@@ -164,3 +164,31 @@ fn a_seed_after_other_seeds_on_the_same_thread_runs_as_it_runs_alone() {
     let in_a_row: Vec<u64> = (1..=12).map(fingerprint).collect();
     assert_eq!(in_a_row, alone, "a seed's run depends on the seeds run before it on the same thread");
 }
+
+/// A mutant that changes the claim's predicate acts on the SQL engine as a careless `claim`
+/// statement, not in Rust beside it: `claim-refuses-own-owner` (its statement takes a free
+/// or stale row only) is flagged by `refusal-grounds` at the seed and fingerprint where the
+/// model's store is. It passed on the SQL engine before its careless statement existed.
+#[test]
+fn claim_refuses_own_owner_acts_on_the_sql_engine_as_a_careless_statement() {
+    let verdict = |store: &str| {
+        let (code, out, err) = sutra_sim(&[
+            "run",
+            "--scenario",
+            "smoke",
+            "--seed",
+            "20",
+            "--mutant",
+            "claim-refuses-own-owner",
+            "--store",
+            store,
+        ]);
+        assert_eq!(code, 1, "{store}: {out}{err}");
+        let line =
+            |key: &str| out.lines().find(|l| l.starts_with(key)).unwrap_or_else(|| panic!("{key}?\n{out}")).to_string();
+        (line("fingerprint"), out.contains("refusal-grounds"))
+    };
+    let model = verdict("model");
+    assert!(model.1, "the model's store: refusal-grounds");
+    assert_eq!(verdict("sqlite"), model, "the SQL engine flags it as the model's store does");
+}

@@ -658,7 +658,7 @@ pub struct Store {
     pub(crate) retry_accepts_free_row: bool,
     /// The careless claim predicate of the `claim-refuses-own-owner` mutant: free or
     /// stale only, the same owner's re-claim refused.
-    refuses_own_owner: bool,
+    pub(crate) refuses_own_owner: bool,
     /// The SQL engine (`[store] engine = "sqlite"`), which then runs every operation; the
     /// in-memory rows become a mirror of what its statements returned.
     sql: Option<Rc<RefCell<crate::sql_store::SqlEngine>>>,

@@ -40,6 +40,14 @@ fn cutoff_param(cutoff: SweepCutoff) -> u64 {
     }
 }
 
+/// The careless claim statement of the mutant that changes the claim's predicate, if any.
+pub(crate) fn claim_careless(store: &Store, client_now: Option<SimTime>) -> Option<Careless> {
+    at_most_one(&[
+        client_now.is_some().then_some(Careless::ClaimByClaimantClock),
+        store.refuses_own_owner.then_some(Careless::ClaimRefusesOwnOwner),
+    ])
+}
+
 /// R2's claim.
 #[allow(clippy::too_many_arguments)]
 pub fn claim(
@@ -57,7 +65,8 @@ pub fn claim(
     // The claimant's clock: the mutant's reading, or the calling node's own.
     let claimant_clock = client_now.unwrap_or_else(executor::local_now).as_nanos();
     let timeout = nanos(store.claim_timeout);
-    let granted = sql.borrow_mut().claim(instance, owner, now, timeout, claimant_clock, client_now.is_some());
+    let careless = claim_careless(store, client_now);
+    let granted = sql.borrow_mut().claim(instance, owner, now, timeout, claimant_clock, careless);
     let Some(g) = granted else {
         let holder = sql.borrow().read(instance).owner;
         let holder =

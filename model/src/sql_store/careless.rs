@@ -15,6 +15,9 @@ pub enum Careless {
     CommitOwnedOrFree,
     /// `claim` judging staleness by the claimant's clock, `$5` (client-clock-staleness).
     ClaimByClaimantClock,
+    /// `claim` that takes a free or stale row only, refusing its own owner's re-claim
+    /// (claim-refuses-own-owner).
+    ClaimRefusesOwnOwner,
     /// `sweep` without the lease (sweeper-unleased, sweep-trusts-renewal).
     SweepUnleased,
     /// `sweep` by the caller's cutoff instant `$4` (local-clock-staleness).
@@ -41,10 +44,11 @@ const LEASED: &str = "EXISTS (SELECT 1 FROM lease l WHERE l.name = 'sweeper' AND
 
 impl Careless {
     /// Every alternative.
-    pub const ALL: [Careless; 11] = [
+    pub const ALL: [Careless; 12] = [
         Careless::CommitUnowned,
         Careless::CommitOwnedOrFree,
         Careless::ClaimByClaimantClock,
+        Careless::ClaimRefusesOwnOwner,
         Careless::SweepUnleased,
         Careless::SweepTakenBefore,
         Careless::SweepParsesOwner,
@@ -59,7 +63,7 @@ impl Careless {
     pub fn statement(self) -> &'static str {
         match self {
             Careless::CommitUnowned | Careless::CommitOwnedOrFree => "commit",
-            Careless::ClaimByClaimantClock => "claim",
+            Careless::ClaimByClaimantClock | Careless::ClaimRefusesOwnOwner => "claim",
             Careless::SweepUnleased | Careless::SweepTakenBefore | Careless::SweepParsesOwner => "sweep",
             Careless::SelectTakenBefore | Careless::SelectParsesOwner => "sweep_select",
             Careless::ClearUnchecked | Careless::ClearUnleased | Careless::ClearTakenBefore => "sweep_clear",
@@ -77,6 +81,7 @@ impl Careless {
             Careless::CommitUnowned => swap("WHERE id = $1 AND owner = $2", "WHERE id = $1 AND $2 = $2"),
             Careless::CommitOwnedOrFree => swap("WHERE id = $1 AND owner = $2", "WHERE id = $1 AND (owner = $2 OR owner IS NULL)"),
             Careless::ClaimByClaimantClock => swap("OR $3 - claimed_at > $4)", "OR $5 - claimed_at > $4)"),
+            Careless::ClaimRefusesOwnOwner => swap("(owner IS NULL OR owner = $2 OR", "(owner IS NULL OR"),
             Careless::SweepUnleased => format!(
                 "UPDATE instance SET prev_owner = owner, owner = NULL WHERE owner IS NOT NULL AND $2 - claimed_at > $3 AND $1 = $1 {SWEPT}"
             ),

@@ -94,7 +94,7 @@ pub fn claim(store: &Store, instance: InstanceId, owner: OwnerId, client_now: Op
     let sql = store.sql().expect("the SQL engine");
     let now = executor::now().as_nanos();
     let clock = client_now.unwrap_or_else(executor::local_now).as_nanos();
-    let careless = client_now.is_some();
+    let careless = super::apply::claim_careless(store, client_now);
     let granted = sql.borrow_mut().claim(instance, owner, now, nanos(store.claim_timeout), clock, careless);
     let answer = match granted {
         Some(g) => ClaimResult::Granted { epoch: g.epoch },
@@ -103,7 +103,7 @@ pub fn claim(store: &Store, instance: InstanceId, owner: OwnerId, client_now: Op
             None => ClaimResult::Granted { epoch: u64::MAX },
         },
     };
-    let text = sql.borrow().text_of("claim", careless.then_some(Careless::ClaimByClaimantClock)).to_string();
+    let text = sql.borrow().text_of("claim", careless).to_string();
     compare(store, "claim", &text, model, answer);
     compare_row(store, "claim", &text, instance);
 }

@@ -177,8 +177,9 @@ impl SqlEngine {
 
     /// `claim`: the grant, or `None` (refused).
     /// `claimant_clock` is the claimant's own clock reading, which the contract sends as
-    /// `$5` (the default statement ignores it); `careless` is the client-clock-staleness
-    /// mutant's statement, which judges by it.
+    /// `$5` (the default statement ignores it); `careless` is a mutant's claim statement
+    /// (client-clock-staleness judges by `$5`; claim-refuses-own-owner drops the owner's
+    /// re-claim).
     pub fn claim(
         &mut self,
         instance: InstanceId,
@@ -186,9 +187,8 @@ impl SqlEngine {
         now: u64,
         timeout: u64,
         claimant_clock: u64,
-        careless: bool,
+        careless: Option<Careless>,
     ) -> Option<Granted> {
-        let careless = careless.then_some(Careless::ClaimByClaimantClock);
         let owner = self.bind_owner(owner);
         let params = vec![id(instance), owner, int(now), int(timeout), int(claimant_clock)];
         self.row("claim", careless, params, |e, r| {
