@@ -180,9 +180,10 @@ pub fn run_marked(scenario: &Scenario, options: &RunOptions, mut checkers: Vec<M
 fn run_configured(
     scenario: &Scenario,
     options: &RunOptions,
-    checkers: Vec<ModelChecker>,
+    mut checkers: Vec<ModelChecker>,
     marks: bool,
 ) -> Outcome<ModelEvent> {
+    leave_out_idle_checkers(scenario, &mut checkers);
     let config = RunConfig {
         entropy: options.entropy.clone(),
         strategy: strategy_for(scenario, options),
@@ -192,6 +193,15 @@ fn run_configured(
         marks,
     };
     simulate(&config, checkers, |tracer| setup(scenario, options.mutant, tracer))
+}
+
+/// Leaves out of a run the checkers that have nothing to judge in it: `store-divergence`
+/// unless the run has two store engines to compare. Each would be asked about every event
+/// it listens to and could never speak, so leaving it out changes no verdict.
+fn leave_out_idle_checkers(scenario: &Scenario, checkers: &mut Vec<ModelChecker>) {
+    if !checkers::store_divergence::judges(scenario) {
+        checkers.retain(|c| c.name() != checkers::store_divergence::NAME);
+    }
 }
 
 /// The strategy a run of `scenario` with `options` schedules with: the override or the
@@ -291,6 +301,26 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> Outcome<ModelEvent> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn store_divergence_is_installed_only_where_two_store_engines_run() {
+        let names = |engine| {
+            let mut scenario = Scenario::built_in("smoke").expect("smoke is built in");
+            scenario.store.engine = engine;
+            let mut built = checkers::registry().build(&checkers::default_names()).expect("built-in checkers");
+            leave_out_idle_checkers(&scenario, &mut built);
+            built.iter().map(|c| c.name().to_string()).collect::<Vec<_>>()
+        };
+        let all = checkers::default_names();
+        assert!(all.iter().any(|n| n == checkers::store_divergence::NAME));
+        let differential = names(sql_store::StoreEngine::Differential);
+        assert_eq!(differential, all, "a differential run keeps every checker, in order");
+        for engine in [sql_store::StoreEngine::Model, sql_store::StoreEngine::Sqlite] {
+            let kept = names(engine);
+            let expected: Vec<_> = all.iter().filter(|n| *n != checkers::store_divergence::NAME).cloned().collect();
+            assert_eq!(kept, expected, "{engine:?}: only store-divergence is left out");
+        }
+    }
 
     /// Runs `seed` of `scenario` and says whether the world outlived the run.
     fn world_outlives_run(scenario: &Scenario, mutant: Option<Mutant>, seed: u64) -> bool {

@@ -34,6 +34,7 @@ pub mod sync;
 pub mod time;
 mod timer;
 pub mod trace;
+mod trace_fold;
 pub mod verdict;
 
 pub use cell::{CellId, Settled, Snapshot, SnapshotUse, VersionedCell};

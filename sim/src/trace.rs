@@ -147,7 +147,7 @@ impl Default for Fingerprint {
 
 impl Fingerprint {
     #[inline]
-    fn fold(&mut self, word: u64) {
+    pub(crate) fn fold(&mut self, word: u64) {
         self.0 = (self.0.rotate_left(23) ^ word).wrapping_mul(FOLD_MULTIPLIER);
     }
 
@@ -183,78 +183,21 @@ impl Fingerprint {
     }
 }
 
-/// Room for one encoded event on the fast path; a larger event is encoded again into a
-/// growable buffer. The bytes hashed are postcard's either way, so an event's size never
-/// decides its fingerprint.
-const ENCODE_INLINE_BYTES: usize = 256;
-
-/// Encodes events and folds them into a fingerprint. Every event of every run passes
-/// through here, so events are encoded into a fixed buffer by a flavor that stores the
-/// short slices postcard writes (one per field) byte by byte, instead of calling out to
-/// `memcpy` for each, and the buffer is then folded a word at a time.
+/// Folds events into a fingerprint: the time, the node, then the postcard encoding of the
+/// kind, folded from the kind's fields as they are serialised ([`crate::trace_fold`]), so
+/// no event is ever encoded into a buffer.
+#[derive(Default)]
 pub struct TraceHasher {
     fingerprint: Fingerprint,
-    inline: Box<[u8; ENCODE_INLINE_BYTES]>,
-    overflow: Vec<u8>,
-}
-
-impl Default for TraceHasher {
-    fn default() -> Self {
-        TraceHasher {
-            fingerprint: Fingerprint::default(),
-            inline: Box::new([0; ENCODE_INLINE_BYTES]),
-            overflow: Vec::new(),
-        }
-    }
-}
-
-/// The flavor behind [`TraceHasher`]: a fixed buffer that refuses to overflow.
-struct InlineFlavor<'a> {
-    buffer: &'a mut [u8; ENCODE_INLINE_BYTES],
-    len: usize,
-}
-
-impl postcard::ser_flavors::Flavor for InlineFlavor<'_> {
-    type Output = usize;
-
-    #[inline]
-    fn try_push(&mut self, byte: u8) -> postcard::Result<()> {
-        let slot = self.buffer.get_mut(self.len).ok_or(postcard::Error::SerializeBufferFull)?;
-        *slot = byte;
-        self.len += 1;
-        Ok(())
-    }
-
-    #[inline]
-    fn try_extend(&mut self, bytes: &[u8]) -> postcard::Result<()> {
-        // Fields are a few bytes: a loop with its bound check beats a call to `memcpy`.
-        for &byte in bytes {
-            self.try_push(byte)?;
-        }
-        Ok(())
-    }
-
-    fn finalize(self) -> postcard::Result<usize> {
-        Ok(self.len)
-    }
 }
 
 impl TraceHasher {
     /// Folds one event in.
+    #[inline]
     pub fn add<K: Serialize>(&mut self, time: SimTime, node: NodeId, kind: &K) {
         self.fingerprint.write_u64(time.0);
         self.fingerprint.write_u64(u64::from(node.0));
-        let flavor = InlineFlavor { buffer: &mut self.inline, len: 0 };
-        match postcard::serialize_with_flavor(kind, flavor) {
-            Ok(len) => self.fingerprint.write(&self.inline[..len]),
-            Err(_) => {
-                let mut buffer = std::mem::take(&mut self.overflow);
-                buffer.clear();
-                let buffer = postcard::to_extend(kind, buffer).expect("event kinds always serialise");
-                self.fingerprint.write(&buffer);
-                self.overflow = buffer;
-            }
-        }
+        crate::trace_fold::fold_postcard(&mut self.fingerprint, kind);
     }
 
     /// The fingerprint of everything added so far.
@@ -320,9 +263,8 @@ mod tests {
 
     #[test]
     fn every_event_size_hashes_postcards_bytes() {
-        // The inline buffer and the overflow buffer must fold postcard's bytes alike,
-        // whatever the length of the encoding (every tail length, one- and two-byte length
-        // prefixes, and past the inline buffer).
+        // The fold must take postcard's bytes whatever the length of the encoding (every
+        // tail length, one- and two-byte length prefixes, long encodings).
         let expected = |time: u64, bytes: &[u8]| {
             let mut f = Fingerprint::default();
             f.write_u64(time);

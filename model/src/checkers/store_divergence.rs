@@ -22,10 +22,20 @@ use crate::view::ModelView;
 #[derive(Default)]
 pub struct StoreDivergence;
 
+/// The checker's name.
+pub const NAME: &str = "store-divergence";
+
+/// True if a run of `scenario` has a second store to compare: only then is the checker
+/// installed (in a run of one engine the view never holds a divergence, so leaving it out
+/// changes no verdict and saves a call per store witness).
+pub fn judges(scenario: &crate::scenario::Scenario) -> bool {
+    scenario.store.engine == crate::sql_store::StoreEngine::Differential
+}
+
 /// The registration.
 pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
     CheckerSpec {
-        name: "store-divergence",
+        name: NAME,
         kind: CheckerKind::Always,
         description:
             "with --store differential, the model's store and the SQL statements give the same answers and rows",
@@ -47,7 +57,7 @@ impl Checker<ModelEvent, ModelView> for StoreDivergence {
     }
 
     fn name(&self) -> &str {
-        "store-divergence"
+        NAME
     }
 
     fn kind(&self) -> CheckerKind {

@@ -1,0 +1,516 @@
+//! Folds an event kind into the fingerprint straight from its fields: a `serde` serializer
+//! that produces postcard's bytes (varints, zigzag, length prefixes, variant indexes) and
+//! hands them to [`Fingerprint`] eight at a time as they come, instead of encoding the event
+//! into a buffer with postcard's serializer and folding the buffer afterwards.
+//!
+//! Why: every event of every run is fingerprinted, and encoding it byte by byte into a
+//! buffer (a bound check and a store per byte, then a second pass to read it back) was
+//! about 7% of a smoke sweep. The bytes folded are postcard's exactly — the fingerprint of
+//! every recorded run must not change — so this file's tests compare it with postcard's
+//! own encoding on values of every shape serde has.
+
+use std::fmt::{self, Display, Write as _};
+
+use serde::ser::{self, Serialize};
+
+use crate::trace::Fingerprint;
+
+/// Folds `value`'s postcard encoding into `fingerprint`: whole words as they fill, then the
+/// tail (its bytes little-endian, their count in the top byte), as [`Fingerprint::write`]
+/// does with the encoded buffer.
+pub(crate) fn fold_postcard<T: Serialize + ?Sized>(fingerprint: &mut Fingerprint, value: &T) {
+    let mut folder = WordFolder { fingerprint, word: 0, filled: 0 };
+    value.serialize(&mut folder).expect("event kinds always serialise");
+    folder.finish();
+}
+
+/// The bytes not yet folded: up to seven, packed little-endian in `word`.
+struct WordFolder<'a> {
+    fingerprint: &'a mut Fingerprint,
+    /// Invariant: only the low `8 * filled` bits may be set.
+    word: u64,
+    /// Invariant: below 8.
+    filled: u32,
+}
+
+impl WordFolder<'_> {
+    /// Appends `len` bytes (1 to 8) packed little-endian in `bytes` (higher bytes zero).
+    #[inline(always)]
+    fn push_packed(&mut self, bytes: u64, len: u32) {
+        debug_assert!((1..=8).contains(&len) && (len == 8 || bytes >> (8 * len) == 0));
+        let shift = 8 * self.filled;
+        self.word |= bytes << shift;
+        let total = self.filled + len;
+        if total >= 8 {
+            self.fingerprint.fold(self.word);
+            // The bytes that did not fit in the folded word (none if `shift` is 0).
+            self.word = if total > 8 { bytes >> (64 - shift) } else { 0 };
+            self.filled = total - 8;
+        } else {
+            self.filled = total;
+        }
+    }
+
+    fn push_slice(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.push_packed(u64::from_le_bytes(chunk.try_into().expect("chunks of eight")), 8);
+        }
+        let tail = chunks.remainder();
+        if !tail.is_empty() {
+            let packed = tail.iter().rev().fold(0u64, |word, &b| (word << 8) | u64::from(b));
+            self.push_packed(packed, tail.len() as u32);
+        }
+    }
+
+    /// Postcard's varint (LEB128) of `v`: one and two bytes inline (ids, counts, indexes),
+    /// longer ones out of line.
+    #[inline(always)]
+    fn push_varint(&mut self, v: u64) {
+        if v < 0x80 {
+            self.push_packed(v, 1);
+        } else if v < 0x4000 {
+            self.push_packed((v & 0x7f) | 0x80 | ((v >> 7) << 8), 2);
+        } else {
+            self.push_long_varint(v);
+        }
+    }
+
+    #[inline(never)]
+    fn push_long_varint(&mut self, mut v: u64) {
+        let mut packed = 0u64;
+        let mut len = 0u32;
+        while len < 8 {
+            let low = v & 0x7f;
+            v >>= 7;
+            if v == 0 {
+                return self.push_packed(packed | (low << (8 * len)), len + 1);
+            }
+            packed |= (low | 0x80) << (8 * len);
+            len += 1;
+        }
+        // Eight bytes carried 56 bits; at most two more bytes remain.
+        self.push_packed(packed, 8);
+        self.push_varint(v);
+    }
+
+    /// Postcard's varint of a 128-bit value, a byte at a time (no event has one on its
+    /// hot path).
+    fn push_varint_u128(&mut self, mut v: u128) {
+        loop {
+            let low = (v & 0x7f) as u64;
+            v >>= 7;
+            if v == 0 {
+                return self.push_packed(low, 1);
+            }
+            self.push_packed(low | 0x80, 1);
+        }
+    }
+
+    fn finish(self) {
+        if self.filled > 0 {
+            self.fingerprint.fold(self.word | (u64::from(self.filled) << 56));
+        }
+    }
+}
+
+/// A value postcard could not encode either (a sequence of unknown length, a custom
+/// error of a `Serialize` impl). A byte, not a message: every field's `?` tests it, and a
+/// small error keeps those tests in registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FoldError {
+    /// A sequence or map that did not say its length (postcard cannot encode it).
+    UnknownLength,
+    /// A `Serialize` impl reported an error, or a `Display` impl failed.
+    Refused,
+}
+
+impl Display for FoldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FoldError::UnknownLength => "a sequence or map of unknown length (postcard cannot encode it)",
+            FoldError::Refused => "a Serialize or Display impl refused the value",
+        })
+    }
+}
+
+impl std::error::Error for FoldError {}
+
+impl ser::Error for FoldError {
+    fn custom<T: Display>(_msg: T) -> Self {
+        FoldError::Refused
+    }
+}
+
+type Result<T = ()> = std::result::Result<T, FoldError>;
+
+impl<'a, 'b> ser::Serializer for &'a mut WordFolder<'b> {
+    type Ok = ();
+    type Error = FoldError;
+    type SerializeSeq = Self;
+    type SerializeTuple = Self;
+    type SerializeTupleStruct = Self;
+    type SerializeTupleVariant = Self;
+    type SerializeMap = Self;
+    type SerializeStruct = Self;
+    type SerializeStructVariant = Self;
+
+    fn is_human_readable(&self) -> bool {
+        false
+    }
+    #[inline(always)]
+    fn serialize_bool(self, v: bool) -> Result {
+        self.push_packed(u64::from(v), 1);
+        Ok(())
+    }
+    #[inline]
+    fn serialize_i8(self, v: i8) -> Result {
+        self.push_packed(u64::from(v as u8), 1);
+        Ok(())
+    }
+    #[inline]
+    fn serialize_i16(self, v: i16) -> Result {
+        self.push_varint(u64::from(((v << 1) ^ (v >> 15)) as u16));
+        Ok(())
+    }
+    #[inline(always)]
+    fn serialize_i32(self, v: i32) -> Result {
+        self.push_varint(u64::from(((v << 1) ^ (v >> 31)) as u32));
+        Ok(())
+    }
+    #[inline(always)]
+    fn serialize_i64(self, v: i64) -> Result {
+        self.push_varint(((v << 1) ^ (v >> 63)) as u64);
+        Ok(())
+    }
+    fn serialize_i128(self, v: i128) -> Result {
+        self.push_varint_u128(((v << 1) ^ (v >> 127)) as u128);
+        Ok(())
+    }
+    #[inline(always)]
+    fn serialize_u8(self, v: u8) -> Result {
+        self.push_packed(u64::from(v), 1);
+        Ok(())
+    }
+    #[inline(always)]
+    fn serialize_u16(self, v: u16) -> Result {
+        self.push_varint(u64::from(v));
+        Ok(())
+    }
+    #[inline(always)]
+    fn serialize_u32(self, v: u32) -> Result {
+        self.push_varint(u64::from(v));
+        Ok(())
+    }
+    #[inline(always)]
+    fn serialize_u64(self, v: u64) -> Result {
+        self.push_varint(v);
+        Ok(())
+    }
+    fn serialize_u128(self, v: u128) -> Result {
+        self.push_varint_u128(v);
+        Ok(())
+    }
+    fn serialize_f32(self, v: f32) -> Result {
+        self.push_packed(u64::from(v.to_bits()), 4);
+        Ok(())
+    }
+    fn serialize_f64(self, v: f64) -> Result {
+        self.push_packed(v.to_bits(), 8);
+        Ok(())
+    }
+    fn serialize_char(self, v: char) -> Result {
+        self.serialize_str(v.encode_utf8(&mut [0u8; 4]))
+    }
+    #[inline(always)]
+    fn serialize_str(self, v: &str) -> Result {
+        self.serialize_bytes(v.as_bytes())
+    }
+    #[inline(always)]
+    fn serialize_bytes(self, v: &[u8]) -> Result {
+        self.push_varint(v.len() as u64);
+        self.push_slice(v);
+        Ok(())
+    }
+    #[inline(always)]
+    fn serialize_none(self) -> Result {
+        self.push_packed(0, 1);
+        Ok(())
+    }
+    #[inline]
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result {
+        self.push_packed(1, 1);
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> Result {
+        Ok(())
+    }
+    fn serialize_unit_struct(self, _name: &'static str) -> Result {
+        Ok(())
+    }
+    #[inline(always)]
+    fn serialize_unit_variant(self, _name: &'static str, variant_index: u32, _variant: &'static str) -> Result {
+        self.push_varint(u64::from(variant_index));
+        Ok(())
+    }
+    #[inline]
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _name: &'static str, value: &T) -> Result {
+        value.serialize(self)
+    }
+    #[inline]
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        variant_index: u32,
+        _variant: &'static str,
+        value: &T,
+    ) -> Result {
+        self.push_varint(u64::from(variant_index));
+        value.serialize(self)
+    }
+    #[inline(always)]
+    fn serialize_seq(self, len: Option<usize>) -> Result<Self> {
+        self.push_varint(len.ok_or(FoldError::UnknownLength)? as u64);
+        Ok(self)
+    }
+    #[inline(always)]
+    fn serialize_tuple(self, _len: usize) -> Result<Self> {
+        Ok(self)
+    }
+    #[inline(always)]
+    fn serialize_tuple_struct(self, _name: &'static str, _len: usize) -> Result<Self> {
+        Ok(self)
+    }
+    #[inline(always)]
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        variant_index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self> {
+        self.push_varint(u64::from(variant_index));
+        Ok(self)
+    }
+    fn serialize_map(self, len: Option<usize>) -> Result<Self> {
+        self.push_varint(len.ok_or(FoldError::UnknownLength)? as u64);
+        Ok(self)
+    }
+    #[inline(always)]
+    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Self> {
+        Ok(self)
+    }
+    #[inline(always)]
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        variant_index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self> {
+        self.push_varint(u64::from(variant_index));
+        Ok(self)
+    }
+    fn collect_str<T: Display + ?Sized>(self, value: &T) -> Result {
+        // Postcard writes the length, then the text: one pass to count, one to fold.
+        struct Count(usize);
+        impl fmt::Write for Count {
+            fn write_str(&mut self, s: &str) -> fmt::Result {
+                self.0 += s.len();
+                Ok(())
+            }
+        }
+        struct Fold<'x, 'y>(&'x mut WordFolder<'y>);
+        impl fmt::Write for Fold<'_, '_> {
+            fn write_str(&mut self, s: &str) -> fmt::Result {
+                self.0.push_slice(s.as_bytes());
+                Ok(())
+            }
+        }
+        let mut count = Count(0);
+        write!(count, "{value}").map_err(|_| FoldError::Refused)?;
+        self.push_varint(count.0 as u64);
+        write!(Fold(self), "{value}").map_err(|_| FoldError::Refused)
+    }
+}
+
+/// Compound values: postcard writes their parts one after another, with no separators.
+macro_rules! parts_in_order {
+    ($trait:ident, $method:ident $(, $key:ident)?) => {
+        impl ser::$trait for &mut WordFolder<'_> {
+            type Ok = ();
+            type Error = FoldError;
+            #[inline(always)]
+            fn $method<T: Serialize + ?Sized>(&mut self, $($key: &'static str,)? value: &T) -> Result {
+                $(let _ = $key;)?
+                value.serialize(&mut **self)
+            }
+            #[inline(always)]
+            fn end(self) -> Result {
+                Ok(())
+            }
+        }
+    };
+}
+
+parts_in_order!(SerializeSeq, serialize_element);
+parts_in_order!(SerializeTuple, serialize_element);
+parts_in_order!(SerializeTupleStruct, serialize_field);
+parts_in_order!(SerializeTupleVariant, serialize_field);
+parts_in_order!(SerializeStruct, serialize_field, key);
+parts_in_order!(SerializeStructVariant, serialize_field, key);
+
+impl ser::SerializeMap for &mut WordFolder<'_> {
+    type Ok = ();
+    type Error = FoldError;
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result {
+        key.serialize(&mut **self)
+    }
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
+        value.serialize(&mut **self)
+    }
+    fn end(self) -> Result {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde::Serialize;
+
+    use super::*;
+
+    /// The fingerprint of postcard's encoding of `value`, folded as a buffer.
+    fn via_postcard<T: Serialize + ?Sized>(value: &T) -> u64 {
+        let mut f = Fingerprint::default();
+        f.write(&postcard::to_allocvec(value).expect("postcard encodes it"));
+        f.value()
+    }
+
+    fn folded<T: Serialize + ?Sized>(value: &T) -> u64 {
+        let mut f = Fingerprint::default();
+        fold_postcard(&mut f, value);
+        f.value()
+    }
+
+    fn same<T: Serialize + std::fmt::Debug + ?Sized>(value: &T) {
+        assert_eq!(folded(value), via_postcard(value), "{value:?}");
+    }
+
+    #[derive(Serialize, Debug)]
+    struct Unit;
+
+    #[derive(Serialize, Debug)]
+    struct Id(u64);
+
+    #[derive(Serialize, Debug)]
+    enum Shape {
+        Plain,
+        Wrapped(u32),
+        Pair(i64, Option<String>),
+        Fields { a: u8, b: Vec<u16>, c: bool, d: (i32, char) },
+        Nested(Box<Shape>),
+    }
+
+    #[derive(Serialize, Debug)]
+    struct Record {
+        id: Id,
+        unit: Unit,
+        shapes: Vec<Shape>,
+        map: BTreeMap<u32, i16>,
+        floats: (f32, f64),
+        wide: (u128, i128),
+        bytes: Vec<u8>,
+        text: String,
+        none: Option<u64>,
+    }
+
+    #[test]
+    fn integers_of_every_width_and_varint_length_fold_as_postcard_encodes_them() {
+        let mut edges = vec![0u64, 1, u64::MAX, u64::MAX - 1];
+        for bits in 1..64 {
+            edges.extend([(1u64 << bits) - 1, 1u64 << bits, (1u64 << bits) + 1]);
+        }
+        for &v in &edges {
+            same(&v);
+            same(&(v as u32));
+            same(&(v as u16));
+            same(&(v as u8));
+            same(&(v as i64));
+            same(&(v as i64).wrapping_neg());
+            same(&(v as i32));
+            same(&(v as i16));
+            same(&(v as i8));
+            same(&(u128::from(v) << 64 | u128::from(v)));
+            same(&-(i128::from(v)));
+            same(&(v as usize, v as isize));
+        }
+    }
+
+    #[test]
+    fn every_tail_length_and_split_of_a_word_folds_alike() {
+        // A leading run of n bytes puts each later field at every offset within a word.
+        for lead in 0..9usize {
+            for len in [0usize, 1, 5, 7, 8, 9, 15, 16, 17, 127, 128, 300] {
+                let prefix = vec![7u8; lead];
+                let payload: Vec<u8> = (0..len).map(|i| i as u8).collect();
+                same(&(prefix.clone(), payload.clone(), u64::MAX, 300u16, "tail"));
+                let text: String = (0..len).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+                same(&(prefix, text, 'é', '\u{1F600}'));
+            }
+        }
+    }
+
+    #[test]
+    fn structs_enums_options_maps_and_floats_fold_as_postcard_encodes_them() {
+        let record = Record {
+            id: Id(1 << 40),
+            unit: Unit,
+            shapes: vec![
+                Shape::Plain,
+                Shape::Wrapped(u32::MAX),
+                Shape::Pair(-5, Some("lane-3".into())),
+                Shape::Pair(i64::MIN, None),
+                Shape::Fields { a: 200, b: vec![0, 127, 128, u16::MAX], c: true, d: (-1, 'z') },
+                Shape::Nested(Box::new(Shape::Fields { a: 0, b: vec![], c: false, d: (i32::MAX, '\0') })),
+            ],
+            map: (0..20).map(|k| (k * 1000, -(k as i16))).collect(),
+            floats: (1.5, -0.0),
+            wide: (u128::MAX, i128::MIN),
+            bytes: (0..=255).collect(),
+            text: "the quick brown fox".into(),
+            none: None,
+        };
+        same(&record);
+        same(&());
+        same(&Unit);
+    }
+
+    #[test]
+    fn a_value_postcard_refuses_is_refused_here_too() {
+        struct Unsized;
+        impl Serialize for Unsized {
+            fn serialize<S: ser::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+                use ser::SerializeSeq;
+                s.serialize_seq(None)?.end()
+            }
+        }
+        assert!(postcard::to_allocvec(&Unsized).is_err());
+        let mut f = Fingerprint::default();
+        let mut folder = WordFolder { fingerprint: &mut f, word: 0, filled: 0 };
+        assert!(Unsized.serialize(&mut folder).is_err());
+    }
+
+    #[test]
+    fn displayed_strings_fold_with_their_length_first() {
+        struct Shown;
+        impl Serialize for Shown {
+            fn serialize<S: ser::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+                s.collect_str(&format_args!("{}-{}", "replica", 12345))
+            }
+        }
+        assert_eq!(folded(&Shown), via_postcard(&Shown));
+    }
+}
