@@ -682,6 +682,13 @@ mod tests {
         (RunSummary { marks, tape: Tape(vec![0; 4]), failed: false }, ())
     }
 
+    #[test]
+    fn branched_points_count_the_points_with_children() {
+        let point = |children| PointStats { kind: MarkKind::State, position: 0, children, productive: 0 };
+        let stats = ExploreStats { points: vec![point(0), point(2), point(1), point(0)], ..ExploreStats::default() };
+        assert_eq!(stats.branched_points(), 2);
+    }
+
     fn explored(config: &ExploreConfig) -> (ExploreStats, Vec<RunSpec>) {
         let mut specs = Vec::new();
         let stats = explore(config, 1, &fake, &mut |spec, _, _| specs.push(spec.clone()), &|| false);
