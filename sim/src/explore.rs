@@ -683,6 +683,14 @@ mod tests {
     }
 
     #[test]
+    fn generations_are_counted_as_they_are_processed() {
+        let config = ExploreConfig { runs: 64, generation: 8, ..ExploreConfig::default() };
+        let (stats, specs) = explored(&config);
+        assert_eq!(specs.len(), 64);
+        assert_eq!(stats.generations, 8);
+    }
+
+    #[test]
     fn branched_points_count_the_points_with_children() {
         let point = |children| PointStats { kind: MarkKind::State, position: 0, children, productive: 0 };
         let stats = ExploreStats { points: vec![point(0), point(2), point(1), point(0)], ..ExploreStats::default() };

@@ -242,3 +242,19 @@ fn a_panic_in_model_code_is_a_crash_not_the_end_of_the_process() {
     });
     assert_eq!(out.verdict, Verdict::Crash { message: "model bug at step 3".into() });
 }
+
+#[test]
+fn a_finished_run_polls_no_task_though_some_are_ready() {
+    let out = simulate(&RunConfig::seeded(1), Vec::new(), |tracer| {
+        let tracer = tracer.clone();
+        sim::spawn("spinner", async move {
+            for i in 0..1_000 {
+                tracer.emit(Ev::Tick(0, i));
+                sim::yield_now().await;
+            }
+        });
+        sim::spawn("finisher", async { sim::finish() });
+    });
+    assert_eq!(out.verdict, Verdict::Pass);
+    assert!(out.events < 10, "the spinner ran on after the run finished: {} events", out.events);
+}
