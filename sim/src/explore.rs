@@ -688,6 +688,24 @@ mod tests {
         let (stats, specs) = explored(&config);
         assert_eq!(specs.len(), 64);
         assert_eq!(stats.generations, 8);
+        // Every run hits the one sometimes-mark: reached once, by the first run.
+        assert_eq!(stats.sometimes_reached, 1);
+    }
+
+    #[test]
+    fn once_settled_a_child_that_reached_nothing_new_earns_its_parent_nothing() {
+        // Every run hits the same two marks: only the first run finds anything.
+        let same = |_: &RunSpec| {
+            let marks = vec![
+                Mark { slot: 10, position: 1, kind: MarkKind::State },
+                Mark { slot: 1, position: 2, kind: MarkKind::Sometimes },
+            ];
+            (RunSummary { marks, tape: Tape(vec![0; 4]), failed: false }, ())
+        };
+        let config = ExploreConfig { runs: 64, settle_after_runs: 1, ..ExploreConfig::default() };
+        let stats = explore(&config, 1, &same, &mut |_, _, _| {}, &|| false);
+        assert!(stats.points.iter().any(|p| p.children > 0));
+        assert!(stats.points.iter().all(|p| p.productive == 0), "{:?}", stats.points);
     }
 
     #[test]
