@@ -709,6 +709,36 @@ mod tests {
     }
 
     #[test]
+    fn no_point_gets_more_children_than_its_budget() {
+        let config = ExploreConfig { runs: 600, fresh_decay_runs: 0, ..ExploreConfig::default() };
+        let (stats, _) = explored(&config);
+        for p in &stats.points {
+            let energy = match p.kind {
+                MarkKind::Sometimes => config.energy_sometimes,
+                MarkKind::State => config.energy_state,
+            };
+            assert!(p.children <= energy * config.children_max_factor, "{p:?}");
+        }
+    }
+
+    #[test]
+    fn children_are_boosted_at_the_settled_share_only_once_settled() {
+        let config = ExploreConfig {
+            boost: 8,
+            boost_after_runs: 0,
+            boost_percent: 0,
+            boost_percent_settled: 100,
+            settle_after_runs: 0,
+            ..ExploreConfig::default()
+        };
+        let seeds = (0..200u64).map(|s| s << 24);
+        assert!(seeds.clone().all(|seed| child_boost(&config, 1_000, seed) == 1), "never settled: no boost");
+        let settling = ExploreConfig { settle_after_runs: 500, ..config };
+        assert!(seeds.clone().all(|seed| child_boost(&settling, 499, seed) == 1));
+        assert!(seeds.clone().all(|seed| child_boost(&settling, 500, seed) == 8));
+    }
+
+    #[test]
     fn branched_points_count_the_points_with_children() {
         let point = |children| PointStats { kind: MarkKind::State, position: 0, children, productive: 0 };
         let stats = ExploreStats { points: vec![point(0), point(2), point(1), point(0)], ..ExploreStats::default() };

@@ -258,3 +258,17 @@ fn a_finished_run_polls_no_task_though_some_are_ready() {
     assert_eq!(out.verdict, Verdict::Pass);
     assert!(out.events < 10, "the spinner ran on after the run finished: {} events", out.events);
 }
+
+#[test]
+fn marking_is_on_exactly_in_a_run_that_collects_marks() {
+    for collect in [false, true] {
+        let seen = Rc::new(RefCell::new(None));
+        let mut config = RunConfig::seeded(1);
+        config.marks = collect;
+        let inside = seen.clone();
+        simulate(&config, Vec::<Box<dyn Checker<Ev, ()>>>::new(), move |_| {
+            *inside.borrow_mut() = Some(sutra_sim_core::marks::marking());
+        });
+        assert_eq!(*seen.borrow(), Some(collect));
+    }
+}
