@@ -147,6 +147,15 @@ mod tests {
     }
 
     #[test]
+    fn truncate_finds_the_shortest_failing_prefix() {
+        let mut property = |c: &Candidate| c.tape.len() >= 3;
+        let limits = crate::Limits { oracle_calls_max: 1_000, time_budget: std::time::Duration::from_secs(3600) };
+        let mut search = Search::for_test(&mut property, Candidate::new(vec![], vec![1, 2, 3, 4, 5, 6, 7, 8]), limits);
+        truncate(&mut search);
+        assert_eq!(search.best.tape, vec![1, 2, 3]);
+    }
+
+    #[test]
     fn spans_start_at_half_the_tape_and_walk_from_its_end() {
         // A property that never fails: every proposal is seen and none is taken.
         let mut proposed: Vec<Vec<u32>> = Vec::new();

@@ -272,3 +272,19 @@ fn marking_is_on_exactly_in_a_run_that_collects_marks() {
         assert_eq!(*seen.borrow(), Some(collect));
     }
 }
+
+#[test]
+fn a_task_reads_its_own_nodes_clock() {
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let inside = seen.clone();
+    simulate(&RunConfig::seeded(1), Vec::<Box<dyn Checker<Ev, ()>>>::new(), move |_| {
+        let ahead = sim::add_node("ahead", None);
+        sim::set_clock(ahead, sutra_sim_core::NodeClock { offset_ns: 3_000_000_000, drift_ppm: 0 });
+        let seen = inside.clone();
+        sim::spawn_on(ahead, "reader", async move {
+            sleep(Duration::from_millis(5)).await;
+            seen.borrow_mut().push((sim::now().as_nanos(), sim::local_now().as_nanos()));
+        });
+    });
+    assert_eq!(*seen.borrow(), [(5_000_000, 3_005_000_000)]);
+}
