@@ -221,6 +221,24 @@ pub(crate) struct Search<'p, P: Property + ?Sized> {
 }
 
 impl<P: Property + ?Sized> Search<'_, P> {
+    /// A search whose best is `best` (vouched for by the caller), for a pass's unit tests.
+    #[cfg(test)]
+    pub(crate) fn for_test(property: &mut P, best: Candidate, limits: Limits) -> Search<'_, P> {
+        Search {
+            property,
+            best,
+            best_cost: 0,
+            cost_max: 0,
+            limits,
+            started: Instant::now(),
+            calls: 0,
+            accepted: 0,
+            rejected: BTreeSet::new(),
+            reseeded: BTreeSet::new(),
+            stop: None,
+        }
+    }
+
     /// True once a limit stopped the search.
     pub(crate) fn stopped(&self) -> bool {
         self.stop.is_some()

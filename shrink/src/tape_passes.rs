@@ -136,6 +136,7 @@ fn largest_power_of_two_at_most(n: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::candidate::Candidate;
 
     #[test]
     fn powers_of_two_round_down() {
@@ -143,5 +144,31 @@ mod tests {
         assert_eq!(largest_power_of_two_at_most(1), 1);
         assert_eq!(largest_power_of_two_at_most(7), 4);
         assert_eq!(largest_power_of_two_at_most(8), 8);
+    }
+
+    #[test]
+    fn truncate_finds_the_shortest_failing_prefix() {
+        let mut property = |c: &Candidate| c.tape.len() >= 3;
+        let limits = crate::Limits { oracle_calls_max: 1_000, time_budget: std::time::Duration::from_secs(3600) };
+        let mut search = Search::for_test(&mut property, Candidate::new(vec![], vec![1, 2, 3, 4, 5, 6, 7, 8]), limits);
+        truncate(&mut search);
+        assert_eq!(search.best.tape, vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn spans_start_at_half_the_tape_and_walk_from_its_end() {
+        // A property that never fails: every proposal is seen and none is taken.
+        let mut proposed: Vec<Vec<u32>> = Vec::new();
+        let mut property = |c: &Candidate| {
+            proposed.push(c.tape.clone());
+            false
+        };
+        let limits = crate::Limits { oracle_calls_max: 1_000, time_budget: std::time::Duration::from_secs(3600) };
+        let best = Candidate::new(vec![], vec![1, 2, 3, 4, 5, 6, 7, 8]);
+        delete_spans(&mut Search::for_test(&mut property, best, limits));
+        assert_eq!(proposed[0], vec![1, 2, 3, 4], "the first span is the last half");
+        assert!(proposed.iter().all(|t| t.len() >= 4), "no span is more than half the tape");
+        // Sizes 4, 2, 1, each stepping a span at a time from the end: 2 + 4 + 8 proposals.
+        assert_eq!(proposed.len(), 14);
     }
 }

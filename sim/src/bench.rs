@@ -148,6 +148,16 @@ mod tests {
     }
 
     #[test]
+    fn the_rates_are_the_counts_over_the_same_wall_time() {
+        // No timing is asserted: only that each rate is its count divided by the one clock reading.
+        let figures = measure_bare_emitting(2, BARE_EMIT_EVERY);
+        let close = |rate: f64, count: u64| (rate * figures.wall_seconds - count as f64).abs() <= 1e-6 * count as f64;
+        assert!(close(figures.polls_per_second, figures.polls), "{figures:?}");
+        assert!(close(figures.seeds_per_second, figures.seeds), "{figures:?}");
+        assert!(close(figures.events_per_second, figures.events), "{figures:?}");
+    }
+
+    #[test]
     fn the_bare_workload_schedule_is_pinned() {
         // The executor's hot path is tuned by hand; these pins catch a tuning that changes
         // which task runs when (the fingerprint covers every event's time and content, the

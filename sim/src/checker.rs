@@ -197,6 +197,12 @@ mod tests {
     }
 
     #[test]
+    fn each_kind_has_the_name_scenarios_and_lists_use() {
+        let names = [CheckerKind::Always, CheckerKind::Eventually, CheckerKind::Sometimes].map(CheckerKind::as_str);
+        assert_eq!(names, ["always", "eventually", "sometimes"]);
+    }
+
+    #[test]
     fn unknown_names_list_the_known_ones() {
         let mut r: Registry<u32, ()> = Registry::new();
         r.register(CheckerSpec {

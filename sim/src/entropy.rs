@@ -68,10 +68,15 @@ impl Tape {
 
     /// Reads the binary form written by [`Tape::to_bytes`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Tape, TapeError> {
+        Tape::from_bytes_at_most(bytes, TAPE_LEN_MAX)
+    }
+
+    /// [`Tape::from_bytes`] with the limit as a parameter, so a test can reach it.
+    fn from_bytes_at_most(bytes: &[u8], limit: usize) -> Result<Tape, TapeError> {
         let draws: Vec<u32> =
             postcard::from_bytes(bytes).map_err(|e| TapeError(format!("tape is not valid postcard: {e}")))?;
-        if draws.len() > TAPE_LEN_MAX {
-            return Err(TapeError(format!("tape has {} draws, more than the limit {TAPE_LEN_MAX}", draws.len())));
+        if draws.len() > limit {
+            return Err(TapeError(format!("tape has {} draws, more than the limit {limit}", draws.len())));
         }
         Ok(Tape(draws))
     }
@@ -325,6 +330,16 @@ fn open_stream(slot: &mut Option<ChaCha8Rng>, seed: u64, stream: Stream) -> &mut
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tape_at_the_limit_reads_back_and_one_past_it_is_refused() {
+        let at = Tape(vec![1, 2, 3]);
+        assert_eq!(Tape::from_bytes_at_most(&at.to_bytes(), 3), Ok(at.clone()));
+        let past = Tape(vec![1, 2, 3, 4]);
+        let refused = Tape::from_bytes_at_most(&past.to_bytes(), 3).unwrap_err();
+        assert!(refused.0.contains("4 draws, more than the limit 3"), "{refused:?}");
+        assert!(Tape::default().is_empty() && !at.is_empty());
+    }
 
     fn draw_many(e: &mut Entropy) -> Vec<u32> {
         (0..200).map(|i| e.choose_in(Stream((i % 3) as u8), 7 + i)).collect()

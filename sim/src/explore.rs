@@ -682,6 +682,69 @@ mod tests {
         (RunSummary { marks, tape: Tape(vec![0; 4]), failed: false }, ())
     }
 
+    #[test]
+    fn generations_are_counted_as_they_are_processed() {
+        let config = ExploreConfig { runs: 64, generation: 8, ..ExploreConfig::default() };
+        let (stats, specs) = explored(&config);
+        assert_eq!(specs.len(), 64);
+        assert_eq!(stats.generations, 8);
+        // Every run hits the one sometimes-mark: reached once, by the first run.
+        assert_eq!(stats.sometimes_reached, 1);
+    }
+
+    #[test]
+    fn once_settled_a_child_that_reached_nothing_new_earns_its_parent_nothing() {
+        // Every run hits the same two marks: only the first run finds anything.
+        let same = |_: &RunSpec| {
+            let marks = vec![
+                Mark { slot: 10, position: 1, kind: MarkKind::State },
+                Mark { slot: 1, position: 2, kind: MarkKind::Sometimes },
+            ];
+            (RunSummary { marks, tape: Tape(vec![0; 4]), failed: false }, ())
+        };
+        let config = ExploreConfig { runs: 64, settle_after_runs: 1, ..ExploreConfig::default() };
+        let stats = explore(&config, 1, &same, &mut |_, _, _| {}, &|| false);
+        assert!(stats.points.iter().any(|p| p.children > 0));
+        assert!(stats.points.iter().all(|p| p.productive == 0), "{:?}", stats.points);
+    }
+
+    #[test]
+    fn no_point_gets_more_children_than_its_budget() {
+        let config = ExploreConfig { runs: 600, fresh_decay_runs: 0, ..ExploreConfig::default() };
+        let (stats, _) = explored(&config);
+        for p in &stats.points {
+            let energy = match p.kind {
+                MarkKind::Sometimes => config.energy_sometimes,
+                MarkKind::State => config.energy_state,
+            };
+            assert!(p.children <= energy * config.children_max_factor, "{p:?}");
+        }
+    }
+
+    #[test]
+    fn children_are_boosted_at_the_settled_share_only_once_settled() {
+        let config = ExploreConfig {
+            boost: 8,
+            boost_after_runs: 0,
+            boost_percent: 0,
+            boost_percent_settled: 100,
+            settle_after_runs: 0,
+            ..ExploreConfig::default()
+        };
+        let seeds = (0..200u64).map(|s| s << 24);
+        assert!(seeds.clone().all(|seed| child_boost(&config, 1_000, seed) == 1), "never settled: no boost");
+        let settling = ExploreConfig { settle_after_runs: 500, ..config };
+        assert!(seeds.clone().all(|seed| child_boost(&settling, 499, seed) == 1));
+        assert!(seeds.clone().all(|seed| child_boost(&settling, 500, seed) == 8));
+    }
+
+    #[test]
+    fn branched_points_count_the_points_with_children() {
+        let point = |children| PointStats { kind: MarkKind::State, position: 0, children, productive: 0 };
+        let stats = ExploreStats { points: vec![point(0), point(2), point(1), point(0)], ..ExploreStats::default() };
+        assert_eq!(stats.branched_points(), 2);
+    }
+
     fn explored(config: &ExploreConfig) -> (ExploreStats, Vec<RunSpec>) {
         let mut specs = Vec::new();
         let stats = explore(config, 1, &fake, &mut |spec, _, _| specs.push(spec.clone()), &|| false);

@@ -111,4 +111,14 @@ mod tests {
         assert_eq!(TaskId::unpack(id.pack()), id);
         assert_eq!(TaskId::unpack(TaskId::FILLER.pack()), TaskId::FILLER);
     }
+
+    #[test]
+    fn a_reused_slot_is_another_task_by_number() {
+        // A witness names "the task that did it" by number: a task that took over a freed
+        // slot must not be mistaken for the one that ended there.
+        let first = TaskId { slot: 7, generation: 0 };
+        let later = TaskId { slot: 7, generation: 1 };
+        assert_ne!(first.number(), later.number());
+        assert_eq!(later.number(), (1 << 32) | 7);
+    }
 }

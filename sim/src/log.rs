@@ -297,6 +297,16 @@ mod tests {
     }
 
     #[test]
+    fn a_span_prints_its_fields_in_braces_and_nothing_when_it_has_none() {
+        let ((), log) = capture(&filter("info"), || {
+            let _outer = tracing::info_span!("sweep", seed = 4).entered();
+            let _inner = tracing::info_span!("shrink").entered();
+            tracing::info!(target: "cli", "done");
+        });
+        assert!(log.contains("sweep{seed=4}: shrink: done"), "{log}");
+    }
+
+    #[test]
     fn records_outside_a_world_are_stamped_with_dashes() {
         let ((), log) = capture(&filter("info"), || tracing::info!(target: "cli", "starting"));
         assert_eq!(log.split_whitespace().collect::<Vec<_>>(), ["-", "-", "INFO", "cli:", "starting"]);

@@ -285,3 +285,19 @@ impl<T> Future for Pop<T> {
         Poll::Pending
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_queue_counts_what_it_holds() {
+        let queue = Queue::new();
+        assert!(queue.is_empty());
+        queue.push(1);
+        queue.push(2);
+        assert_eq!((queue.len(), queue.is_empty()), (2, false));
+        assert_eq!(queue.try_pop(), Some(1));
+        assert_eq!(queue.len(), 1);
+    }
+}

@@ -163,6 +163,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_instant_reads_back_in_nanoseconds_and_milliseconds() {
+        assert_eq!(SimTime(2_500_000).as_nanos(), 2_500_000);
+        assert_eq!(SimTime(2_500_000).as_millis(), 2);
+    }
+
+    #[test]
     fn parses_the_units_a_scenario_uses() {
         assert_eq!(parse_duration("30s").unwrap(), Duration::from_secs(30));
         assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));

@@ -235,6 +235,18 @@ mod tests {
     }
 
     #[test]
+    fn a_cleared_queue_holds_no_timer_and_takes_new_ones() {
+        let mut q = TimerQueue::default();
+        q.push(SimTime(10), task(1));
+        q.push(SimTime(1 << 40), task(2));
+        q.clear();
+        assert_eq!(pop(&mut q), None);
+        q.push(SimTime(5), task(3));
+        assert_eq!(pop(&mut q), Some((5, vec![3])));
+        assert_eq!(pop(&mut q), None);
+    }
+
+    #[test]
     fn timers_fire_by_deadline_then_registration_order() {
         let mut q = TimerQueue::default();
         q.push(SimTime(20), task(1));

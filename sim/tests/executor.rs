@@ -242,3 +242,49 @@ fn a_panic_in_model_code_is_a_crash_not_the_end_of_the_process() {
     });
     assert_eq!(out.verdict, Verdict::Crash { message: "model bug at step 3".into() });
 }
+
+#[test]
+fn a_finished_run_polls_no_task_though_some_are_ready() {
+    let out = simulate(&RunConfig::seeded(1), Vec::new(), |tracer| {
+        let tracer = tracer.clone();
+        sim::spawn("spinner", async move {
+            for i in 0..1_000 {
+                tracer.emit(Ev::Tick(0, i));
+                sim::yield_now().await;
+            }
+        });
+        sim::spawn("finisher", async { sim::finish() });
+    });
+    assert_eq!(out.verdict, Verdict::Pass);
+    assert!(out.events < 10, "the spinner ran on after the run finished: {} events", out.events);
+}
+
+#[test]
+fn marking_is_on_exactly_in_a_run_that_collects_marks() {
+    for collect in [false, true] {
+        let seen = Rc::new(RefCell::new(None));
+        let mut config = RunConfig::seeded(1);
+        config.marks = collect;
+        let inside = seen.clone();
+        simulate(&config, Vec::<Box<dyn Checker<Ev, ()>>>::new(), move |_| {
+            *inside.borrow_mut() = Some(sutra_sim_core::marks::marking());
+        });
+        assert_eq!(*seen.borrow(), Some(collect));
+    }
+}
+
+#[test]
+fn a_task_reads_its_own_nodes_clock() {
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let inside = seen.clone();
+    simulate(&RunConfig::seeded(1), Vec::<Box<dyn Checker<Ev, ()>>>::new(), move |_| {
+        let ahead = sim::add_node("ahead", None);
+        sim::set_clock(ahead, sutra_sim_core::NodeClock { offset_ns: 3_000_000_000, drift_ppm: 0 });
+        let seen = inside.clone();
+        sim::spawn_on(ahead, "reader", async move {
+            sleep(Duration::from_millis(5)).await;
+            seen.borrow_mut().push((sim::now().as_nanos(), sim::local_now().as_nanos()));
+        });
+    });
+    assert_eq!(*seen.borrow(), [(5_000_000, 3_005_000_000)]);
+}

@@ -376,3 +376,11 @@ fn the_self_check_catches_a_divergence_no_event_shows() {
     let first = divergence.first.expect("described");
     assert!(first.contains("polls") && first.contains("draws"), "{first}");
 }
+
+#[test]
+fn a_verdict_names_the_checker_that_failed_or_its_class() {
+    let violation = Verdict::Violation { checker: "no-double-resume".into(), message: "m".into() };
+    assert_eq!(violation.checker(), Some("no-double-resume"));
+    assert_eq!(Verdict::Crash { message: "boom".into() }.checker(), Some("crash"));
+    assert_eq!(Verdict::Pass.checker(), None);
+}

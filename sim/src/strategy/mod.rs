@@ -279,6 +279,16 @@ mod tests {
     }
 
     #[test]
+    fn a_schedulers_name_reads_back_as_the_strategy_it_was_built_from() {
+        let mut entropy = Entropy::random(1);
+        for config in [StrategyConfig::Random, StrategyConfig::PCT_DEFAULT] {
+            let name = config.scheduler(&mut entropy).name();
+            let parsed = StrategyConfig::parse(name).unwrap();
+            assert_eq!(std::mem::discriminant(&parsed), std::mem::discriminant(&config), "{name}");
+        }
+    }
+
+    #[test]
     fn a_lineage_switches_once_and_a_branch_before_the_switch_replays_the_first_strategy_only() {
         let random = StrategyConfig::Random;
         let switched = random.switched_at(100);
