@@ -52,10 +52,13 @@ fn a_bad_statements_file_exits_2_naming_the_statement_before_anything_runs() {
         let end = DEFAULT.find("-- name: migrate_commit\n").unwrap();
         format!("{}{}", &DEFAULT[..start], &DEFAULT[end..])
     };
+    let bad_override =
+        "-- base: default\n\n-- name: release\nUPDATE instance SET owner = WHERE id = $1 AND owner = $2\n";
     let unknown_override = "-- base: default\n-- name: schema_index\nCREATE INDEX by_owner ON instance (owner)\n";
     let cases = cases.into_iter().chain([
         ("absent.sql", no_release, "release", "missing"),
         ("override.sql", unknown_override.to_string(), "schema_index", "default does not have"),
+        ("override-syntax.sql", bad_override.to_string(), "release", "override-syntax.sql:3: statement `release`"),
     ]);
     for (file, text, statement, why) in cases {
         let path = dir.join(file);

@@ -85,8 +85,13 @@ impl StoreSection {
     /// depend on the default of the day. A whole file stays as it is.
     pub fn layer(&mut self) -> Result<(), String> {
         let Some(text) = &self.sql_text else { return Ok(()) };
-        let layered = sutra_sql::effective(self.sql_name(), text).map_err(|e| format!("store.sql: {e}"))?;
+        let name = self.sql_name();
+        let layered = sutra_sql::effective(name, text).map_err(|e| format!("store.sql: {e}"))?;
         if let std::borrow::Cow::Owned(whole) = layered {
+            // Checked here, while its messages can still point into the override file; the
+            // layered text is checked again as any file when the scenario validates.
+            let checked = sutra_sql::Statements::parse(name, text).and_then(|s| s.check_on_sqlite());
+            checked.map_err(|e| format!("store.sql: {e}"))?;
             self.sql_text = Some(whole);
         }
         Ok(())
