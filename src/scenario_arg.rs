@@ -78,6 +78,7 @@ impl StoreOverride {
         if let Some((name, text)) = &self.sql {
             scenario.store.sql = Some(name.clone());
             scenario.store.sql_text = Some(text.clone());
+            scenario.store.layer()?;
             if scenario.store.engine == StoreEngine::Model {
                 scenario.store.engine = StoreEngine::Sqlite;
             }

@@ -630,3 +630,39 @@ fn the_own_sql_walk_through_runs_as_shown() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("REPRODUCED"), "{out}");
 }
+
+/// The README's table of the SQL variants: `| \`name\` | section | expected | caught by |`.
+fn sql_matrix_rows(section: &str) -> Vec<[String; 4]> {
+    let rows = section.lines().filter(|l| l.starts_with("| `sql-"));
+    rows.map(|l| {
+        let cells: Vec<String> =
+            l.trim_matches('|').split(" | ").map(|c| c.trim().trim_matches('`').to_string()).collect();
+        [cells[0].clone(), cells[1].clone(), cells[2].clone(), cells[3].clone()]
+    })
+    .collect()
+}
+
+#[test]
+fn the_readmes_sql_matrix_is_what_list_variants_says() {
+    let section = section(&readme(), "## A team's own SQL, end to end");
+    let dir = scratch("sql-matrix");
+    let (code, out, err) = sutra_sim_in(&dir, &["list", "variants", "--store", "sqlite", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let expected: Vec<[String; 4]> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["name"].as_str().unwrap().starts_with("sql-"))
+        .map(|v| {
+            let text = |key: &str| v[key].as_str().unwrap_or("—").to_string();
+            [text("name"), text("spec"), text("expected"), text("caught_by")]
+        })
+        .collect();
+    assert!(expected.len() >= 10, "the SQL variants are listed: {out}");
+    assert_eq!(
+        sql_matrix_rows(&section),
+        expected,
+        "the README's SQL matrix rows, against `list variants --store sqlite`"
+    );
+}

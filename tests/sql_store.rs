@@ -52,7 +52,14 @@ fn a_bad_statements_file_exits_2_naming_the_statement_before_anything_runs() {
         let end = DEFAULT.find("-- name: migrate_commit\n").unwrap();
         format!("{}{}", &DEFAULT[..start], &DEFAULT[end..])
     };
-    let cases = cases.into_iter().chain([("absent.sql", no_release, "release", "missing")]);
+    let bad_override =
+        "-- base: default\n\n-- name: release\nUPDATE instance SET owner = WHERE id = $1 AND owner = $2\n";
+    let unknown_override = "-- base: default\n-- name: schema_index\nCREATE INDEX by_owner ON instance (owner)\n";
+    let cases = cases.into_iter().chain([
+        ("absent.sql", no_release, "release", "missing"),
+        ("override.sql", unknown_override.to_string(), "schema_index", "default does not have"),
+        ("override-syntax.sql", bad_override.to_string(), "release", "override-syntax.sql:3: statement `release`"),
+    ]);
     for (file, text, statement, why) in cases {
         let path = dir.join(file);
         std::fs::write(&path, text).unwrap();
@@ -94,6 +101,12 @@ fn a_scenario_names_a_teams_own_file_and_its_reproducer_replays_without_it() {
     let reproducer = saved.iter().find(|p| p.extension().is_some_and(|e| e == "toml")).expect("a reproducer");
     let text = std::fs::read_to_string(reproducer).unwrap();
     assert!(text.contains("sql_text") && text.contains("AND $2 = $2"), "the reproducer carries the SQL it ran");
+    assert!(
+        text.contains("Layered statements:")
+            && !text.contains("-- base: default")
+            && text.contains("name: sweep_clear"),
+        "an override file's reproducer carries the whole layered file, not the override: {text}"
+    );
     std::fs::remove_file(dir.join("ours.sql")).unwrap();
     let (code, out, err) = sutra_sim_in(&dir, &["replay", s(reproducer)]);
     assert_eq!(code, 1, "{out}{err}");

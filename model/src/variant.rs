@@ -45,7 +45,8 @@ pub struct SqlFile {
 /// The shipped default statements, as a SQL variant's file.
 const DEFAULT_SQL: SqlFile = SqlFile { path: "sql/statements.sql", text: sutra_sql::DEFAULT_FILE, design: SPEC };
 
-/// A statements file of `sql/variants/`, run under the spec's design.
+/// A statements file of `sql/variants/` (an override file, layered over the default when a
+/// scenario takes it), run under the spec's design.
 macro_rules! sql_variant_file {
     ($name:literal) => {
         SqlFile {
@@ -119,6 +120,7 @@ impl VariantInfo {
                 s.store.engine = crate::sql_store::StoreEngine::Sqlite;
                 s.store.sql = Some(file.path.to_string());
                 s.store.sql_text = Some(file.text.to_string());
+                s.store.layer().expect("a shipped variant's statements layer over the default");
                 (s, None)
             }
         }

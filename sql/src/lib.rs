@@ -15,6 +15,10 @@
 //! `schema_…` create the tables, in file order. Every time is BIGINT nanoseconds of the
 //! store's clock, bound by the caller; owner ids are opaque TEXT (R14).
 //!
+//! A file whose header says `-- base: default` is an override file: it holds only the
+//! statements it replaces and [`layer::effective`] layers it over the default before any
+//! other check; [`Statements::source`] is then the layered whole.
+//!
 //! ## The contracts (parameters in order → what comes back)
 //! | statement | parameters | returns | rule |
 //! |---|---|---|---|
@@ -57,6 +61,7 @@
 
 mod contract;
 mod error;
+pub mod layer;
 pub mod lint;
 mod scan;
 mod sqlite;
@@ -64,7 +69,10 @@ mod tune;
 
 pub use contract::{contract_of, Contract, Returns, CONFORMANCE_ONLY, CONTRACTS, SCHEMA_PREFIX};
 pub use error::SqlFileError;
+pub use layer::effective;
 pub use tune::tune_sqlite;
+
+use std::borrow::Cow;
 
 use scan::Token;
 
@@ -134,7 +142,8 @@ fn render_sqlite(text: &str) -> String {
 pub struct Statements {
     /// The file's name, for messages.
     pub file: String,
-    /// The file's text, verbatim (a reproducer carries it).
+    /// The file's text as it runs (a reproducer carries it): verbatim, or for an override
+    /// file the default with its statements in place.
     pub source: String,
     /// Its statements, in file order.
     pub statements: Vec<Statement>,
@@ -155,8 +164,9 @@ impl Statements {
         if text.len() > FILE_BYTES_MAX {
             return Err(SqlFileError::new(file, None, None, format!("larger than {FILE_BYTES_MAX} bytes")));
         }
+        let layered = layer::effective(file, text)?;
         let mut statements: Vec<Statement> = Vec::new();
-        for block in blocks(file, text)? {
+        for block in blocks(file, &layered)? {
             if let Some(first) = statements.iter().find(|s| s.name == block.name) {
                 let msg = format!("named twice (first at line {})", first.line);
                 return Err(SqlFileError::new(file, Some(&block.name), Some(block.line), msg));
@@ -169,7 +179,10 @@ impl Statements {
                 return Err(SqlFileError::new(file, Some(contract.name), None, msg));
             }
         }
-        Ok(Statements { file: file.to_string(), source: text.to_string(), statements })
+        if let Cow::Owned(_) = layered {
+            point_at_overrides(&mut statements, text);
+        }
+        Ok(Statements { file: file.to_string(), source: layered.into_owned(), statements })
     }
 
     /// The statement called `name`.
@@ -203,7 +216,19 @@ impl Statements {
     }
 }
 
+/// Gives each statement an override file replaced the line of its block in that file (the
+/// file the messages name), not its line in the layered text.
+fn point_at_overrides(statements: &mut [Statement], override_text: &str) {
+    let Ok(overrides) = blocks("", override_text) else { return };
+    for block in overrides {
+        if let Some(s) = statements.iter_mut().find(|s| s.name == block.name) {
+            s.line = block.line;
+        }
+    }
+}
+
 /// One `-- name:` block, before its checks.
+#[derive(Clone)]
 struct Block {
     name: String,
     rule: String,

@@ -194,3 +194,50 @@ fn the_sweep_clears_only_stale_claims_and_only_under_the_lease() {
     let other: Option<i64> = db.query_row(&lease, params![8, 250, 350], |r| r.get(0)).optional().unwrap();
     assert_eq!(other, None, "the lease is held until 300");
 }
+
+/// An override file (`-- base: default`) holding one statement.
+fn override_file(name: &str, text: &str) -> String {
+    format!("-- ours: one statement changed.\n-- base: default\n\n-- name: {name}\n-- rule: R9\n{text}\n")
+}
+
+#[test]
+fn an_override_file_is_the_default_with_its_statements_in_place_and_its_text_the_whole_layered_file() {
+    let release = "UPDATE instance SET prev_owner = owner, owner = NULL WHERE id = $1 AND $2 = $2\nRETURNING version, epoch, parked";
+    let ours = Statements::parse("ours.sql", &override_file("release", release)).unwrap();
+    ours.check_on_sqlite().unwrap();
+    let default = Statements::default();
+    assert_eq!(ours.statements.len(), default.statements.len());
+    for (a, b) in ours.statements.iter().zip(&default.statements) {
+        assert_eq!(a.name, b.name, "the default's order");
+        assert_eq!(a.text == b.text, a.name != "release", "{}: only the override differs", a.name);
+    }
+    assert_eq!(ours.get("release").unwrap().text, release);
+    assert_eq!(ours.get("release").unwrap().line, 4, "messages point into the override file");
+    assert!(ours.source.starts_with(layer::LAYERED_MARK) && !ours.source.contains("-- base:"), "{}", ours.source);
+    let replayed = Statements::parse("ours.sql", &ours.source).unwrap();
+    let texts = |s: &Statements| s.statements.iter().map(|s| s.text.clone()).collect::<Vec<_>>();
+    assert_eq!(texts(&replayed), texts(&ours), "the layered text alone runs the same statements");
+}
+
+#[test]
+fn an_override_of_a_statement_the_default_lacks_is_refused_naming_it() {
+    let e = Statements::parse("ours.sql", &override_file("schema_index", "CREATE INDEX i ON instance (owner)"))
+        .expect_err("the default has no schema_index");
+    assert_eq!((e.statement.as_deref(), e.line), (Some("schema_index"), Some(4)), "{e}");
+    assert!(e.message.contains("default does not have"), "{e}");
+    let e = Statements::parse("ours.sql", &override_file("relase", "SELECT 1")).unwrap_err();
+    assert_eq!(e.statement.as_deref(), Some("relase"), "{e}");
+}
+
+#[test]
+fn an_override_is_held_to_the_statement_checks_and_a_base_other_than_default_is_refused() {
+    let random = "SELECT version, steps, owner, epoch, parked FROM instance WHERE id = $1 AND random() <> 0";
+    let e = Statements::parse("ours.sql", &override_file("read", random)).unwrap_err();
+    assert_eq!((e.statement.as_deref(), e.line), (Some("read"), Some(4)), "{e}");
+    assert!(e.message.contains("random()"), "{e}");
+    let syntax = Statements::parse("ours.sql", &override_file("read", "SELECT version FROM WHERE id = $1")).unwrap();
+    let e = syntax.check_on_sqlite().unwrap_err();
+    assert_eq!((e.statement.as_deref(), e.line), (Some("read"), Some(4)), "{e}");
+    let e = Statements::parse("ours.sql", "-- base: yesterday\n-- name: read\nSELECT 1\n").unwrap_err();
+    assert!(e.message.contains("the only base is `default`"), "{e}");
+}

@@ -1,5 +1,6 @@
-//! The SQL engine of the store: one in-memory SQLite connection per run, created with the
-//! world and dropped with it, running the named statements of one file. It only talks to
+//! The SQL engine of the store: one in-memory SQLite database per run — the run's
+//! transaction on a connection that starts as the schema left it, rolled back when the
+//! world drops — running the named statements of one file. It only talks to
 //! the database: each method binds the call's values (the store's time among them) to one
 //! named statement and hands back what the statement returned — the rows of its
 //! `RETURNING` or `SELECT`, nothing computed beside them. The store turns those rows into
@@ -26,8 +27,9 @@ pub type Params = Vec<Value>;
 
 /// The SQL engine of one run.
 pub struct SqlEngine {
-    /// The run's own database: opened with the engine, closed when it drops.
-    db: Connection,
+    /// The run's database, inside the run's transaction (see [`fresh_connection`]);
+    /// always `Some` until the engine drops.
+    db: Option<Connection>,
     /// The checked statements and their careless alternatives.
     loaded: Rc<Loaded>,
     /// Owner ids as the store wrote them (opaque text, R14) back to the model's ids: the
@@ -41,6 +43,12 @@ fn open() -> Connection {
     // One connection, one thread: SQLite's own mutexes would only cost.
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let db = Connection::open_in_memory_with_flags(flags).expect("an in-memory SQLite database opens");
+    // The query planner's stability guarantee: a statement's plan does not depend on the
+    // values bound to it. Without it SQLite marks a statement whose plan could use a bound
+    // value (a LIMIT, a comparison it could estimate) to be compiled again whenever that
+    // value changes — most of the store's statements, on most calls. Plans change no answer.
+    db.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+        .expect("the query planner's stability guarantee is on");
     // Statements are prepared when a run first uses one, and stay prepared for its life.
     db.set_prepared_statement_cache_capacity(sutra_sql::CONTRACTS.len() + Careless::ALL.len() + 16);
     db
@@ -76,9 +84,8 @@ pub fn schema_image(statements: &Statements) -> Option<Vec<u8>> {
     Some(image.to_vec())
 }
 
-/// A new in-memory database of the run's own, with `loaded`'s schema and the free lease
-/// row: nothing of another run is in it.
-fn fresh_connection(loaded: &Loaded) -> Connection {
+/// A new in-memory database with `loaded`'s schema and the free lease row.
+fn new_connection(loaded: &Loaded) -> Connection {
     let mut db = open();
     match &loaded.image {
         Some(image) => db
@@ -86,13 +93,39 @@ fn fresh_connection(loaded: &Loaded) -> Connection {
             .expect("the schema's image loads into a new database"),
         None => build_schema(&db, &loaded.statements),
     }
-    // The run's statements all run inside one transaction, never committed: no other
-    // connection exists to see a commit, so where a transaction ends changes no answer,
-    // while a transaction per statement copied every page it touched into the rollback
-    // journal again (a third of SQLite's time). Each statement is still atomic (SQLite's
-    // statement journal), and the database goes with the connection.
+    db
+}
+
+/// The run's database, as the schema and the free lease row leave it: the connection the
+/// last run on this thread rolled back (its statements still prepared), or a new one.
+///
+/// The run's statements all run inside one transaction, never committed: no other
+/// connection exists to see a commit, so where a transaction ends changes no answer, while
+/// a transaction per statement copied every page it touched into the rollback journal
+/// again. Each statement is still atomic (SQLite's statement journal). When the run ends
+/// its transaction is rolled back ([`SqlEngine`]'s drop), which takes every change of the
+/// run away — rows, AUTOINCREMENT counters, a TEMP table's rows, a table a statement made —
+/// and leaves nothing of it for the next run but the prepared statements, which SQLite
+/// would otherwise compile again for every run.
+fn fresh_connection(loaded: &Loaded) -> Connection {
+    let db = loaded.spare.borrow_mut().take().unwrap_or_else(|| new_connection(loaded));
+    if !db.is_autocommit() {
+        // A run that ended without its drop (a panic caught mid-run): its changes go now.
+        db.execute_batch("ROLLBACK").expect("a run's transaction rolls back");
+    }
     db.execute_batch("BEGIN").expect("the run's transaction opens");
     db
+}
+
+impl Drop for SqlEngine {
+    /// Rolls the run's transaction back and keeps the connection for the next run on this
+    /// thread with the same statements (a connection that will not roll back is closed).
+    fn drop(&mut self) {
+        let Some(db) = self.db.take() else { return };
+        if db.execute_batch("ROLLBACK").is_ok() {
+            *self.loaded.spare.borrow_mut() = Some(db);
+        }
+    }
 }
 
 /// The integer of a time or count, for binding.
@@ -123,11 +156,11 @@ impl SqlEngine {
     /// A new database of its own with `loaded`'s schema and the sweeper's free lease row.
     pub fn new(loaded: Rc<Loaded>) -> SqlEngine {
         let db = fresh_connection(&loaded);
-        SqlEngine { db, loaded, owners: BTreeMap::new() }
+        SqlEngine { db: Some(db), loaded, owners: BTreeMap::new() }
     }
 
     fn db(&self) -> &Connection {
-        &self.db
+        self.db.as_ref().expect("the run's connection")
     }
 
     /// The statement `name`, or its careless alternative.

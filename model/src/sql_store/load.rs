@@ -1,7 +1,8 @@
 //! Loading a statements file for the runs of a process: parsed, linted and prepared on
 //! SQLite once (a file that fails any of it is refused before anything runs, naming the
 //! statement), then kept for every run with the same text. The cache holds no state of any
-//! run: each run gets a new connection of its own, started from the schema's image.
+//! run: each run's changes are rolled back when it ends, and the next run on the thread
+//! takes the connection as the schema's image left it, its statements still prepared.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -21,6 +22,9 @@ pub struct Loaded {
     /// The database as the schema leaves it, each run's starting copy (see
     /// [`super::engine::schema_image`]); `None`: each run runs the schema.
     pub image: Option<Vec<u8>>,
+    /// The connection the last run rolled back, kept for the next run (see
+    /// [`super::engine`]'s `fresh_connection`).
+    pub spare: RefCell<Option<rusqlite::Connection>>,
 }
 
 thread_local! {
@@ -41,7 +45,7 @@ pub fn check(section: &StoreSection) -> Result<Rc<Loaded>, SqlFileError> {
     statements.check_on_sqlite()?;
     let careless = super::engine::careless_statements()?;
     let image = super::engine::schema_image(&statements);
-    let loaded = Rc::new(Loaded { statements, careless, image });
+    let loaded = Rc::new(Loaded { statements, careless, image, spare: RefCell::new(None) });
     LAST.with(|l| *l.borrow_mut() = Some((key, loaded.clone())));
     Ok(loaded)
 }

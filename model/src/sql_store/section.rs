@@ -79,6 +79,24 @@ impl StoreSection {
 }
 
 impl StoreSection {
+    /// Replaces an override file's text (`-- base: default`, holding only the statements
+    /// it changes) by the whole file it stands for, the default with its statements in
+    /// place: the text every run uses and a reproducer carries, so a replay does not
+    /// depend on the default of the day. A whole file stays as it is.
+    pub fn layer(&mut self) -> Result<(), String> {
+        let Some(text) = &self.sql_text else { return Ok(()) };
+        let name = self.sql_name();
+        let layered = sutra_sql::effective(name, text).map_err(|e| format!("store.sql: {e}"))?;
+        if let std::borrow::Cow::Owned(whole) = layered {
+            // Checked here, while its messages can still point into the override file; the
+            // layered text is checked again as any file when the scenario validates.
+            let checked = sutra_sql::Statements::parse(name, text).and_then(|s| s.check_on_sqlite());
+            checked.map_err(|e| format!("store.sql: {e}"))?;
+            self.sql_text = Some(whole);
+        }
+        Ok(())
+    }
+
     /// Refuses a statements file that fails to load — parse, lint, SQLite's prepare —
     /// naming the statement and quoting SQLite. Nothing has run yet.
     pub fn validate(&self) -> Result<(), String> {
@@ -90,16 +108,16 @@ impl StoreSection {
 }
 
 /// Reads the statements file `section` names (relative to the scenario file `origin`)
-/// into `sql_text`, unless the text is already inline. Bounded: a file past
+/// into `sql_text`, unless the text is already inline, an override file layered over the
+/// default ([`StoreSection::layer`]). Bounded: a file past
 /// [`sutra_sql::FILE_BYTES_MAX`] is refused.
 pub fn read_sql_file(section: &mut StoreSection, origin: &str) -> Result<(), String> {
-    let Some(name) = section.sql.as_ref().filter(|_| section.sql_text.is_none()) else {
-        return Ok(());
-    };
-    let base = std::path::Path::new(origin).parent().unwrap_or(std::path::Path::new(""));
-    let path = base.join(name);
-    section.sql_text = Some(read_bounded(&path).map_err(|e| format!("{origin}: store.sql: {e}"))?);
-    Ok(())
+    if let Some(name) = section.sql.as_ref().filter(|_| section.sql_text.is_none()) {
+        let base = std::path::Path::new(origin).parent().unwrap_or(std::path::Path::new(""));
+        let path = base.join(name);
+        section.sql_text = Some(read_bounded(&path).map_err(|e| format!("{origin}: store.sql: {e}"))?);
+    }
+    section.layer().map_err(|e| format!("{origin}: {e}"))
 }
 
 /// The text of the statements file at `path`, refused past [`sutra_sql::FILE_BYTES_MAX`].
