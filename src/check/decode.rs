@@ -47,6 +47,9 @@ pub struct HeaderInfo {
     /// The witness kinds the writer records (`emits`), if it says: a checker reading a kind
     /// not in it cannot judge.
     pub emits: Option<Vec<String>>,
+    /// The longest one broker call takes, as the writer declares it
+    /// (`broker_call_latency_max_ns`), if it does.
+    pub broker_call_latency_ns: Option<u64>,
 }
 
 /// Reads a header line: refuses another format or an unknown version.
@@ -80,6 +83,10 @@ pub fn header(fields: &Map<String, Value>) -> Result<HeaderInfo, String> {
         emits: match fields.get("emits") {
             Some(Value::Array(kinds)) => Some(kinds.iter().filter_map(Value::as_str).map(str::to_string).collect()),
             _ => None,
+        },
+        broker_call_latency_ns: match fields.get("broker_call_latency_max_ns") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v.as_u64().ok_or("\"broker_call_latency_max_ns\" is not an unsigned integer (ns)")?),
         },
     })
 }

@@ -242,7 +242,8 @@ fn judge(set: &CheckerSet, mut readers: Vec<LineReader>, given: Option<&Scenario
     }
     let mut counts = vec![0u64; checkers.len()];
     let mut view = HistoryView::new(scenario.clone().unwrap_or_else(|| Scenario::built_in("smoke").expect("built in")))
-        .with_unwitnessed(header_emits(&header).map_or(0, |emits| !emits));
+        .with_unwitnessed(header_emits(&header).map_or(0, |emits| !emits))
+        .with_broker_call_latency(std::time::Duration::from_nanos(header.broker_call_latency_ns.unwrap_or(0)));
     let mut decoder = Decoder::new(&header.nodes);
     let mut merged = Merged::new(readers)?;
     let (mut events, mut skipped) = (0u64, 0u64);

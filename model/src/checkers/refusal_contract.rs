@@ -499,9 +499,16 @@ fn touches_the_row(kind: &ModelEvent) -> bool {
 /// reply is witnessed (`CallStruck`) and the claim sent again makes a refusal of its own;
 /// an aborted task's exit path gets the exit-path bound. Nothing in it depends on the size
 /// of the world, so it holds at every valid size.
+///
+/// A real broker takes time of its own to answer the lane's requeue call (a network round
+/// trip, its own disk or lock), which the simulation's broker does not: a history declares
+/// that bound in its header (`broker_call_latency_max_ns`, [`ModelView::broker_call_latency`])
+/// and it is added here; a simulation declares none.
 pub fn requeue_bound(view: &ModelView) -> Duration {
     let latency = view.scenario().timeouts.store_latency_max;
-    Duration::from_millis(u64::try_from(latency.as_millis()).unwrap_or(u64::MAX)) + unwitnessed_spike(view)
+    Duration::from_millis(u64::try_from(latency.as_millis()).unwrap_or(u64::MAX))
+        + unwitnessed_spike(view)
+        + view.broker_call_latency()
 }
 
 /// How late a store reply may be beyond the store's latency without a witness saying so:
@@ -736,6 +743,23 @@ mod tests {
         assert!(fails(&feed_with(&mut RefusalContract::default(), h, &view)));
         let h = vec![(1, refused_delivery(1, 5)), (5, requeued_delivery(5))];
         assert_eq!(feed_with(&mut RefusalContract::default(), h, &view), Check::Ok);
+    }
+
+    #[test]
+    fn a_declared_broker_call_latency_extends_the_requeue_bound_and_no_further() {
+        use crate::checkers::testing::feed_with;
+        // smoke: store latency 4 ms; spikes witnessed, none here. The writer declares its
+        // broker answers a call within 200 ms.
+        let view = crate::checkers::testing::view().with_broker_call_latency(Duration::from_millis(200));
+        let late_by_less = vec![(1, refused_delivery(1, 5)), (1 + 4 + 199, requeued_delivery(5))];
+        assert_eq!(feed_with(&mut RefusalContract::default(), late_by_less.clone(), &view), Check::Ok);
+        // Without the declaration the same requeue is late.
+        assert!(fails(&feed(&mut RefusalContract::default(), late_by_less)));
+        // Later than the store's latency and the broker's together: the lane waited.
+        let later = vec![(1, refused_delivery(1, 5)), (1 + 4 + 200 + 1, requeued_delivery(5))];
+        assert!(fails(&feed_with(&mut RefusalContract::default(), later, &view)));
+        let never = vec![(1, refused_delivery(1, 5)), (5_000, lease_renewed())];
+        assert!(fails(&feed_with(&mut RefusalContract::default(), never, &view)));
     }
 
     #[test]
