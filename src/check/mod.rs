@@ -11,6 +11,7 @@
 //! pending at the cut (the end-of-run half of the eventually-checkers).
 
 pub mod decode;
+pub mod names;
 pub mod reader;
 pub mod view;
 
@@ -123,6 +124,7 @@ impl CheckerSet {
             let readers = files.iter().map(open).collect::<Result<Vec<_>, _>>()?;
             report.story = Some(story(readers, &report, seq)?);
         }
+        speak_owner_names(&mut report);
         Ok(report)
     }
 
@@ -140,7 +142,20 @@ impl CheckerSet {
         if let Some(seq) = report.failing_seq {
             report.story = Some(story(vec![reader(text)], &report, seq)?);
         }
+        speak_owner_names(&mut report);
         Ok(report)
+    }
+}
+
+/// The verdict's message and the story in the history's own owner ids ([`names::speak`]).
+fn speak_owner_names(report: &mut CheckReport) {
+    if let Verdict::Violation { message, .. } = &mut report.verdict {
+        *message = names::speak(message, &report.owner_names);
+    }
+    if let Some(story) = &mut report.story {
+        for line in &mut story.lines {
+            *line = names::speak(line, &report.owner_names);
+        }
     }
 }
 
