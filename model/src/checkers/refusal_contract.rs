@@ -276,9 +276,17 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
                         dues.iter().enumerate().filter(|(_, d)| **d <= now).min_by_key(|(_, d)| **d).map(|(i, _)| i);
                     i.map(|i| dues.swap_remove(i))
                 });
+                // A message with no requeue or takeback outstanding is forgotten (an absent
+                // entry reads as an empty one), so the map holds the messages in flight.
+                if self.requeued_until.get(*message).is_some_and(Vec::is_empty) {
+                    self.requeued_until.remove(*message);
+                }
                 if ready.is_none() {
                     match self.takebacks.get_mut(*message) {
-                        Some(n) if *n > 0 => *n -= 1,
+                        Some(n) if *n > 1 => *n -= 1,
+                        Some(n) if *n == 1 => {
+                            self.takebacks.remove(*message);
+                        }
                         _ => {
                             if let Some(&due) = self.requeued_until.get(*message).and_then(|d| d.iter().min()) {
                                 return Check::Fail(format!(
@@ -815,6 +823,22 @@ mod tests {
     fn fires_on_a_redelivery_before_the_requeue_delay() {
         let h = vec![(1, refused(1, ResumePath::Relay)), (1, requeued(50)), (20, redelivered())];
         assert!(fails(&feed(&mut RefusalContract::default(), h)));
+    }
+
+    /// A message whose requeues were all redelivered is forgotten; requeued again, it is
+    /// judged as a new one: too early a redelivery still fires.
+    #[test]
+    fn a_forgotten_message_requeued_again_is_still_judged() {
+        let mut checker = RefusalContract::default();
+        let first = vec![(1, refused(1, ResumePath::Relay)), (1, requeued(50)), (51, redelivered()), (52, granted(2))];
+        assert_eq!(feed(&mut checker, first.clone()), Check::Ok);
+        assert!(checker.requeued_until.is_empty(), "nothing outstanding: forgotten");
+        let mut again = first.clone();
+        again.extend([(60, requeued(50)), (70, redelivered())]);
+        assert!(fails(&feed(&mut RefusalContract::default(), again)));
+        let mut again = first;
+        again.extend([(60, requeued(50)), (110, redelivered())]);
+        assert_eq!(feed(&mut RefusalContract::default(), again), Check::Ok);
     }
 
     #[test]
