@@ -132,6 +132,11 @@ fn bad_input_exits_2_naming_file_and_line_and_writes_nothing() {
     let newer = dir.join("newer.jsonl");
     std::fs::write(&newer, text.replacen("\"version\":1", "\"version\":2", 1)).unwrap();
     refused(&newer, 1, "history version 2");
+    // A declared broker call latency that is not a number of nanoseconds.
+    let latency = dir.join("latency.jsonl");
+    std::fs::write(&latency, text.replacen("\"version\":1", "\"version\":1,\"broker_call_latency_max_ns\":\"1s\"", 1))
+        .unwrap();
+    refused(&latency, 1, "broker_call_latency_max_ns");
     // A line longer than the bound, with no newline anywhere.
     let long = dir.join("long.jsonl");
     let mut f = std::fs::File::create(&long).unwrap();

@@ -297,6 +297,21 @@ mod tests {
     }
 
     #[test]
+    fn the_header_s_declared_broker_call_latency_is_read_and_absent_means_none() {
+        let read = |text: &str| header(&serde_json::from_str(text).unwrap());
+        let declared = read(r#"{"history":"sutra-sim","version":1,"broker_call_latency_max_ns":1000000000}"#);
+        assert_eq!(declared.unwrap().broker_call_latency_ns, Some(1_000_000_000));
+        assert_eq!(read(r#"{"history":"sutra-sim","version":1}"#).unwrap().broker_call_latency_ns, None);
+        assert_eq!(
+            read(r#"{"history":"sutra-sim","version":1,"broker_call_latency_max_ns":null}"#)
+                .unwrap()
+                .broker_call_latency_ns,
+            None
+        );
+        assert!(read(r#"{"history":"sutra-sim","version":1,"broker_call_latency_max_ns":-1}"#).is_err());
+    }
+
+    #[test]
     fn string_owner_ids_are_numbered_in_order_of_appearance_and_unknown_kinds_skipped() {
         let mut decoder = Decoder::new(&[]);
         let line = r#"{"seq":1,"time_ns":5,"node":"n1","kind":"swept","witness":"store","instance":0,"owner":"proc-a/lane-1","epoch":1,"age_ns":9,"by":0,"lease_held":true,"task":null,"extra":1}"#;
