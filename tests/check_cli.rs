@@ -132,6 +132,11 @@ fn bad_input_exits_2_naming_file_and_line_and_writes_nothing() {
     let newer = dir.join("newer.jsonl");
     std::fs::write(&newer, text.replacen("\"version\":1", "\"version\":2", 1)).unwrap();
     refused(&newer, 1, "history version 2");
+    // A declared broker call latency that is not a number of nanoseconds.
+    let latency = dir.join("latency.jsonl");
+    std::fs::write(&latency, text.replacen("\"version\":1", "\"version\":1,\"broker_call_latency_max_ns\":\"1s\"", 1))
+        .unwrap();
+    refused(&latency, 1, "broker_call_latency_max_ns");
     // A line longer than the bound, with no newline anywhere.
     let long = dir.join("long.jsonl");
     let mut f = std::fs::File::create(&long).unwrap();
@@ -217,4 +222,40 @@ fn string_owner_ids_are_opaque_and_judged_the_same() {
     let (code, doc, err) = check_json(&[&named]);
     assert_eq!((code, &doc["checker"], &doc["failing_seq"]), (1, &run["checker"], &seq), "{doc}{err}");
     assert!(doc["owner_names"].as_object().unwrap().values().any(|n| n.as_str().unwrap().starts_with("pod-")));
+}
+
+/// A string-owner history's verdict and story name each owner by the history's own string,
+/// never by the number the checkers judged it under (`src/check/names.rs`).
+#[test]
+fn the_verdict_and_the_story_speak_the_history_s_own_owner_ids() {
+    let dir = scratch("check_cli", "spoken");
+    let (path, run) = history(&dir, Some("per-process-owner"));
+    let named = edited(&path, "named.jsonl", |lines| {
+        lines
+            .into_iter()
+            .map(|l| {
+                let mut v: Value = serde_json::from_str(&l).unwrap();
+                for k in ["owner", "holder", "previous", "writer", "owner_before", "claim_owner"] {
+                    if let Some(n) = v.get(k).and_then(Value::as_u64) {
+                        v[k] = format!("pod-{n:x}").into();
+                    }
+                }
+                v.to_string()
+            })
+            .collect()
+    });
+    let (code, doc, err) = check_json(&[&named]);
+    assert_eq!(code, 1, "{doc}{err}");
+    let numbered = run["message"].as_str().unwrap();
+    let spoken = doc["message"].as_str().unwrap();
+    assert!(numbered.starts_with("owner p"), "the run's message names an owner: {numbered}");
+    assert!(spoken.starts_with("owner pod-"), "{spoken}");
+    let story: Vec<&str> = doc["story"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert!(story.iter().any(|l| l.contains("CLAIM GRANTED to pod-")), "{story:#?}");
+    // 2^44 (the display form's process of a string id) and 2^60 (its number) never show.
+    for line in story.iter().copied().chain([spoken]) {
+        assert!(!line.contains("17592186044416") && !line.contains("115292150460684"), "{line}");
+    }
+    let (_, text, _) = sutra_sim(&["check", s(&named)]);
+    assert!(text.starts_with(&format!("violation of {}: {spoken}", doc["checker"].as_str().unwrap())), "{text}");
 }

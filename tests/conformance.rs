@@ -23,9 +23,14 @@ const RUNS_TO_FLAG_MAX: u64 = 30;
 /// Runs of one shape side by side: a run mostly sleeps (real time, a few seconds of fault
 /// phase), so a batch takes about the time of one run, and a shape flagged at run 7 is
 /// found in four batches instead of seven runs. Two, not more: with the test harness's two
-/// threads that is at most four runs at once on a 2-core machine — oversubscribed far past
-/// that (six runs beside two compilers), one correct run in 200 had a lane wait 460 ms on
-/// the in-process broker's mutex before its requeue, past the declared late reply.
+/// threads that is at most four runs at once on a 2-core machine. What a loaded machine
+/// could make a correct run fail is `refusal-contract`'s timed requeue: its bound is the
+/// declared late reply (the claim timeout, 300 ms) plus the declared broker call latency
+/// (1 s, `Config::broker_call_latency_max_ms`), 1.3 s of running time, while a correct
+/// lane's requeue took at most 311 ms in 200 runs at load average 14 (median 0.06 ms) since
+/// the broker no longer holds its lock across its witness transaction — before, 827 ms,
+/// queued behind other consumers' broker calls. The refusal-sleeps-before-requeue lane
+/// sleeps 4 s, three times the bound, so it is flagged however the load goes.
 const RUNS_AT_ONCE: u64 = 2;
 
 /// The URL `.ci/postgres` creates.
@@ -42,7 +47,8 @@ struct Judged {
 /// its own: the binding-table readers read replica-local state no history holds;
 /// faults-applied needs the simulator's fault reports; store-divergence compares two store
 /// engines. (refusal-contract judges it: its timed requeue allows the header's declared
-/// longest store spike where `fault-injected` is not witnessed; bounce-meter-agrees judges
+/// longest store spike where `fault-injected` is not witnessed, and the header's declared
+/// broker call latency; bounce-meter-agrees judges
 /// the runtime's meter as the harness scrapes it at the end.)
 const CANNOT_JUDGE_THE_RUNTIME: [&str; 4] =
     ["bindings-consistent", "tickets-follow-routes", "faults-applied", "store-divergence"];

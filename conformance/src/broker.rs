@@ -1,13 +1,23 @@
 //! The broker: an in-process queue of relays with per-consumer flow control (a prefetch
 //! window), requeue with a delay, and takeback of a dead or silent consumer's deliveries.
 //! Relays reach it from the store's outbox (the publisher thread). It witnesses what it
-//! does — deliveries, acks, requeues, takebacks — into the audit table while it holds its
-//! lock, so a witness's `seq` is where the broker did it. Settling a delivery the broker
-//! already took back does nothing and is not witnessed (its delivery tag is void).
+//! does — deliveries, acks, requeues, takebacks — into the audit table, so a witness's
+//! `seq` is where the broker did it. Settling a delivery the broker already took back does
+//! nothing and is not witnessed (its delivery tag is void).
+//!
+//! A real broker does not wait for one consumer's bookkeeping before it answers another,
+//! so this one holds its lock only to change its state, never across a witness's database
+//! transaction (which waits for the store's writers): an operation marks the message it
+//! acts on *in flight* under the lock, writes its witness without the lock, and applies
+//! the change under the lock again. Nothing else touches an in-flight message meanwhile
+//! (no delivery, no takeback; a settle of it is void), so each message's witnesses are in
+//! the order the broker acted on it. Before, a requeue queued behind every other consumer's
+//! delivery and its database write, and a correct lane's requeue of a refused relay came
+//! hundreds of milliseconds late on a loaded machine (`refusal-contract` flagged it).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::json;
 use sutra_sql::Statements;
@@ -38,6 +48,8 @@ struct Message {
     delivered_before: bool,
     /// The consumer process and delivery tag holding it, if delivered and unsettled.
     held_by: Option<(u32, u64)>,
+    /// An operation's witness of this message is being written: nothing else may act on it.
+    in_flight: bool,
 }
 
 #[derive(Default)]
@@ -61,6 +73,10 @@ impl Broker {
         Broker { state: Mutex::new(State::default()), next_message: AtomicU32::new(0), sql, prefetch }
     }
 
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().expect("broker lock")
+    }
+
     /// A fresh message id, for the publisher to witness the publication under.
     pub fn message_id(&self) -> u32 {
         self.next_message.fetch_add(1, Ordering::Relaxed)
@@ -68,16 +84,16 @@ impl Broker {
 
     /// Queues a published relay, ready now.
     pub fn publish(&self, message: u32, instance: u32, step: u32) {
-        let mut s = self.state.lock().expect("broker lock");
-        let m = Message { instance, step, ready_ns: 0, delivered_before: false, held_by: None };
-        s.messages.insert(message, m);
+        let m = Message { instance, step, ready_ns: 0, delivered_before: false, held_by: None, in_flight: false };
+        self.lock().messages.insert(message, m);
     }
 
     /// Relays published and not yet acked.
     pub fn outstanding(&self) -> usize {
-        self.state.lock().expect("broker lock").messages.len()
+        self.lock().messages.len()
     }
 
+    /// Writes one witness (without the broker's lock) and returns its store time.
     fn witness(
         &self,
         conn: &mut Conn,
@@ -90,90 +106,148 @@ impl Broker {
 
     /// The next ready relay for `process`, if its window has room.
     pub fn next(&self, conn: &mut Conn, node: &str, process: u32) -> Result<Option<Delivery>, String> {
-        let mut s = self.state.lock().expect("broker lock");
+        let Some((d, redelivery)) = self.reserve_next(process) else { return Ok(None) };
+        let written = self.witness(conn, node, "relay-delivered", json!({
+            "instance": d.instance, "message": d.message, "process": process, "redelivery": redelivery, "duplicate": false,
+            "delivery": d.tag,
+        }));
+        let mut s = self.lock();
+        let m = s.messages.get_mut(&d.message).expect("an in-flight message stays");
+        m.in_flight = false;
+        if let Err(e) = written {
+            m.held_by = None;
+            settle(&mut s, process, 1);
+            return Err(e);
+        }
+        m.delivered_before = true;
+        Ok(Some(d))
+    }
+
+    /// Picks the next ready relay for `process` and holds it for `process`, in flight; with
+    /// whether it was delivered before.
+    fn reserve_next(&self, process: u32) -> Option<(Delivery, bool)> {
+        let mut s = self.lock();
         if s.unsettled.get(&process).copied().unwrap_or(0) >= self.prefetch {
-            return Ok(None);
+            return None;
         }
         let now = Clock::store().now_ns();
         let ready = s
             .messages
             .iter()
-            .filter(|(_, m)| m.held_by.is_none() && m.ready_ns <= now)
+            .filter(|(_, m)| m.held_by.is_none() && !m.in_flight && m.ready_ns <= now)
             .min_by_key(|(id, m)| (m.ready_ns, **id));
-        let Some((&message, &m)) = ready else { return Ok(None) };
+        let (&message, &m) = ready?;
         s.next_tag += 1;
         let tag = s.next_tag;
-        self.witness(conn, node, "relay-delivered", json!({
-            "instance": m.instance, "message": message, "process": process, "redelivery": m.delivered_before, "duplicate": false,
-            "delivery": tag,
-        }))?;
         let entry = s.messages.get_mut(&message).expect("just found");
         entry.held_by = Some((process, tag));
-        entry.delivered_before = true;
+        entry.in_flight = true;
         *s.unsettled.entry(process).or_insert(0) += 1;
-        Ok(Some(Delivery { tag, message, instance: m.instance, step: m.step }))
+        Some((Delivery { tag, message, instance: m.instance, step: m.step }, m.delivered_before))
+    }
+
+    /// Marks delivery `d` in flight if its tag is still valid and nothing else acts on it;
+    /// returns its holder.
+    fn reserve_settle(&self, d: &Delivery) -> Option<u32> {
+        let mut s = self.lock();
+        let process = holder(&s, d)?;
+        let m = s.messages.get_mut(&d.message).expect("held");
+        if m.in_flight {
+            return None;
+        }
+        m.in_flight = true;
+        Some(process)
+    }
+
+    /// Ends `d`'s flight without a change (its witness was not written).
+    fn abandon(&self, d: &Delivery, e: String) -> Result<(), String> {
+        if let Some(m) = self.lock().messages.get_mut(&d.message) {
+            m.in_flight = false;
+        }
+        Err(e)
     }
 
     /// Acks a delivery: the relay is done with.
     pub fn ack(&self, conn: &mut Conn, node: &str, d: &Delivery) -> Result<(), String> {
-        let mut s = self.state.lock().expect("broker lock");
-        let Some(process) = holder(&s, d) else { return Ok(()) };
-        self.witness(
-            conn,
-            node,
-            "relay-acked",
-            json!({ "instance": d.instance, "message": d.message, "delivery": d.tag }),
-        )?;
+        let Some(process) = self.reserve_settle(d) else { return Ok(()) };
+        let fields = json!({ "instance": d.instance, "message": d.message, "delivery": d.tag });
+        if let Err(e) = self.witness(conn, node, "relay-acked", fields) {
+            return self.abandon(d, e);
+        }
+        let mut s = self.lock();
         s.messages.remove(&d.message);
-        settle(&mut s, process);
+        settle(&mut s, process, 1);
         Ok(())
     }
 
     /// Requeues a delivery, ready again `delay_ns` after the broker's instant.
     pub fn requeue(&self, conn: &mut Conn, node: &str, d: &Delivery, delay_ns: u64) -> Result<(), String> {
-        let mut s = self.state.lock().expect("broker lock");
-        let Some(process) = holder(&s, d) else { return Ok(()) };
-        let at = self.witness(
-            conn,
-            node,
-            "relay-requeued",
-            json!({ "instance": d.instance, "message": d.message, "delay_ns": delay_ns, "delivery": d.tag }),
-        )?;
+        let Some(process) = self.reserve_settle(d) else { return Ok(()) };
+        let fields = json!({ "instance": d.instance, "message": d.message, "delay_ns": delay_ns, "delivery": d.tag });
+        let at = match self.witness(conn, node, "relay-requeued", fields) {
+            Ok(at) => at,
+            Err(e) => return self.abandon(d, e),
+        };
+        let mut s = self.lock();
         let m = s.messages.get_mut(&d.message).expect("held");
         m.held_by = None;
+        m.in_flight = false;
         m.ready_ns = at + delay_ns;
-        settle(&mut s, process);
+        settle(&mut s, process, 1);
         Ok(())
     }
 
     /// Takes back every unsettled delivery of `process`: it died, or (`silent`) it sent
-    /// nothing for longer than the broker's liveness timeout. Returns how many.
+    /// nothing for longer than the broker's liveness timeout. Returns how many. A delivery
+    /// in flight (its consumer is settling it, or it is still being handed over) is left
+    /// to that operation: the liveness watch looks again on its next round.
     pub fn take_back(&self, conn: &mut Conn, node: &str, process: u32, silent: bool) -> Result<usize, String> {
-        let mut s = self.state.lock().expect("broker lock");
-        let held: Vec<(u32, u64)> = s
-            .messages
-            .iter()
-            .filter_map(|(id, m)| m.held_by.filter(|(p, _)| *p == process).map(|(_, tag)| (*id, tag)))
-            .collect();
-        for (message, tag) in &held {
-            let instance = s.messages[message].instance;
-            self.witness(
-                conn,
-                node,
-                "relay-reclaimed",
-                json!({ "instance": instance, "message": message, "process": process, "silent": silent, "delivery": tag }),
-            )?;
+        let held = self.reserve_held(process);
+        for (i, (message, tag, instance)) in held.iter().enumerate() {
+            let fields = json!({ "instance": instance, "message": message, "process": process, "silent": silent, "delivery": tag });
+            if let Err(e) = self.witness(conn, node, "relay-reclaimed", fields) {
+                self.finish_take_back(process, &held[..i]);
+                let mut s = self.lock();
+                for (m, _, _) in &held[i..] {
+                    s.messages.get_mut(m).expect("held").in_flight = false;
+                }
+                return Err(e);
+            }
+        }
+        self.finish_take_back(process, &held);
+        Ok(held.len())
+    }
+
+    /// The deliveries `process` holds and nothing else acts on, marked in flight:
+    /// (message, tag, instance).
+    fn reserve_held(&self, process: u32) -> Vec<(u32, u64, u32)> {
+        let mut s = self.lock();
+        let mut held = Vec::new();
+        for (id, m) in s.messages.iter_mut() {
+            if let Some((p, tag)) = m.held_by.filter(|(p, _)| *p == process && !m.in_flight) {
+                debug_assert_eq!(p, process);
+                m.in_flight = true;
+                held.push((*id, tag, m.instance));
+            }
+        }
+        held
+    }
+
+    /// Applies the takeback of `taken` (witnessed): ready again at once.
+    fn finish_take_back(&self, process: u32, taken: &[(u32, u64, u32)]) {
+        let mut s = self.lock();
+        for (message, _, _) in taken {
             let m = s.messages.get_mut(message).expect("held");
             m.held_by = None;
+            m.in_flight = false;
             m.ready_ns = 0;
         }
-        s.unsettled.remove(&process);
-        Ok(held.len())
+        settle(&mut s, process, taken.len() as u32);
     }
 
     /// Whether `process` holds unsettled deliveries.
     pub fn holds(&self, process: u32) -> bool {
-        self.state.lock().expect("broker lock").unsettled.get(&process).is_some_and(|n| *n > 0)
+        self.lock().unsettled.get(&process).is_some_and(|n| *n > 0)
     }
 }
 
@@ -182,8 +256,9 @@ fn holder(s: &State, d: &Delivery) -> Option<u32> {
     s.messages.get(&d.message).and_then(|m| m.held_by).filter(|(_, tag)| *tag == d.tag).map(|(p, _)| p)
 }
 
-fn settle(s: &mut State, process: u32) {
+/// `count` of `process`'s deliveries settled or taken back: its window has that much room again.
+fn settle(s: &mut State, process: u32, count: u32) {
     if let Some(n) = s.unsettled.get_mut(&process) {
-        *n = n.saturating_sub(1);
+        *n = n.saturating_sub(count);
     }
 }

@@ -48,6 +48,12 @@ pub struct Config {
     pub timer_backoff_max_ms: u64,
     /// How long a requeued relay waits before it is ready again, in ms.
     pub requeue_delay_ms: u64,
+    /// The longest one broker call takes, from the lane's call to the broker's witness of
+    /// it, in ms: what this deployment declares in its history's header
+    /// (`broker_call_latency_max_ns`). The in-process broker answers in microseconds when
+    /// the machine is quiet; the declaration covers a loaded machine's scheduling and the
+    /// broker's own witness transaction waiting behind the store's writers.
+    pub broker_call_latency_max_ms: u64,
     /// Unsettled deliveries a consumer may hold.
     pub prefetch: u32,
     /// A consumer silent this long has its deliveries taken back by the broker, in ms.
@@ -140,6 +146,7 @@ impl Config {
             timer_backoff_base_ms: 20,
             timer_backoff_max_ms: 200,
             requeue_delay_ms: 30,
+            broker_call_latency_max_ms: 1_000,
             prefetch: 4,
             broker_liveness_ms: 150,
             sweep_clear_gap_ms: 20,

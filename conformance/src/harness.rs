@@ -145,14 +145,7 @@ impl Harness {
             self.check_error()?;
             self.watch_consumers()?;
             let done = self.completed()?;
-            // The end of the workload is quiescence, seen on two polls in a row: every
-            // instance complete with no claim, no relay outstanding, and no lane with work
-            // queued or in hand. A timer picked again while its lane was slow leaves
-            // duplicate fires queued after the commit; each claims the completed row and
-            // releases it. Stopping the processes while one held its claim cut the history
-            // with a claim held and the header saying "complete" (eventual-completion
-            // flagged the correct runtime on PostgreSQL, seed 7).
-            let quiet = done == cfg.instances && self.ctx.broker.outstanding() == 0 && self.lanes_idle();
+            let quiet = self.quiescent(done);
             quiet_polls = if quiet { quiet_polls + 1 } else { 0 };
             if quiet_polls >= 2 {
                 return Ok((done, true));
@@ -162,6 +155,17 @@ impl Harness {
             }
             std::thread::sleep(WATCH * 2);
         }
+    }
+
+    /// Whether the workload has ended, `done` instances complete: the end is quiescence (the
+    /// drain asks to see it on two polls in a row) — every instance complete with no claim,
+    /// no relay outstanding, and no lane with work queued or in hand. A timer picked again
+    /// while its lane was slow leaves duplicate fires queued after the commit; each claims
+    /// the completed row and releases it. Stopping the processes while one held its claim
+    /// cut the history with a claim held and the header saying "complete"
+    /// (eventual-completion flagged the correct runtime on PostgreSQL, seed 7).
+    fn quiescent(&self, done: u32) -> bool {
+        done == self.ctx.cfg.instances && self.ctx.broker.outstanding() == 0 && self.lanes_idle()
     }
 
     /// Whether no lane of any live process has work queued or in hand.
@@ -315,4 +319,42 @@ impl Harness {
 /// A SQLite file for a run in `dir`.
 pub fn sqlite_target(dir: &std::path::Path) -> Target {
     Target::Sqlite(dir.join("store.db"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::process::Work;
+    use crate::variant::Variant;
+
+    /// A harness of one process that runs no threads, on a fresh SQLite store in `dir`,
+    /// with every instance of the workload complete (it has none).
+    fn idle_harness(dir: &std::path::Path) -> Harness {
+        let mut cfg = Config::new(0, Variant::Correct, sqlite_target(dir));
+        cfg.instances = 0;
+        let ctx = Arc::new(Ctx::new(cfg, Statements::default()));
+        let mut conn = Conn::open(&ctx.cfg.target).expect("open");
+        set_up(&mut conn, &ctx.sql).expect("set up");
+        let process = Arc::new(Process::new(0, ctx.pid(), ctx.cfg.lanes, 0));
+        let slot = Slot { process, threads: Vec::new(), down_until: None, paused_until: None };
+        Harness { ctx, conn, rng: Rng::new(0, 0), slots: vec![slot], faults: [0; 4] }
+    }
+
+    /// The fix of issue 24's third pass: a run ended as soon as every instance was
+    /// complete, while duplicate timer fires were still queued on a lane (each claims the
+    /// completed row: the history was cut with a claim held and said "complete").
+    #[test]
+    fn a_run_is_not_over_while_a_lane_has_work_queued_or_a_relay_is_outstanding() {
+        let dir = crate::scratch_dir("quiescence").expect("a scratch directory");
+        let h = idle_harness(&dir);
+        assert!(h.quiescent(0), "nothing to do: quiescent");
+        h.slots[0].process.dispatch(1, Work::Timer { instance: 0, expects: 6 });
+        assert!(!h.quiescent(0), "a duplicate timer fire is queued on lane 1");
+        h.slots[0].process.next_work(1).expect("the queued fire");
+        assert!(h.quiescent(0));
+        let message = h.ctx.broker.message_id();
+        h.ctx.broker.publish(message, 0, 6);
+        assert!(!h.quiescent(0), "a relay is outstanding");
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

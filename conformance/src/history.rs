@@ -178,6 +178,7 @@ pub fn export(conn: &mut Conn, cfg: &Config, sql: &Statements, path: &Path, comp
         "history": "sutra-sim", "version": 1, "writer": concat!("sutra-conformance ", env!("CARGO_PKG_VERSION")),
         "scenario": "conformance", "variant": cfg.variant.name(), "engine": cfg.target.engine(), "seed": cfg.seed,
         "scenario_toml": scenario_toml(cfg), "emits": EMITS, "complete": complete, "nodes": nodes,
+        "broker_call_latency_max_ns": cfg.broker_call_latency_max_ms * 1_000_000,
     });
     let io = |e: std::io::Error| format!("{}: {e}", tmp.display());
     writeln!(out, "{header}").map_err(io)?;

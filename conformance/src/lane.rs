@@ -24,9 +24,11 @@ use crate::store::{Caller, Claim, Commit, Path, Store, Trigger};
 use crate::witness::{record_alone, Source, Witness};
 
 /// How long the `refusal-sleeps-before-requeue` lane sleeps before it requeues a refused
-/// relay: a backoff a careful-looking lane might take, longer than a reply's declared
-/// lateness (the header's `faults.store.latency_spike_max`, at most the claim timeout).
-const REFUSAL_BACKOFF_MS: u64 = 1_000;
+/// relay, as a multiple of the declared broker call latency: a backoff a careful-looking
+/// lane might take, far longer than a reply's declared lateness (the header's
+/// `faults.store.latency_spike_max`, at most the claim timeout) and the broker's declared
+/// call latency together, so that it is flagged however loaded the machine is.
+const REFUSAL_BACKOFF_BROKER_CALLS: u64 = 4;
 
 /// How a step ended.
 enum StepEnd {
@@ -249,7 +251,8 @@ impl LaneRun<'_> {
                 if refused && cfg.variant.refusal_sleeps() {
                     // "Back off before handing it back": the lane sleeps holding the delivery.
                     let lane = &self.p.lanes[self.lane as usize];
-                    self.p.sleep(Duration::from_millis(REFUSAL_BACKOFF_MS), Some(lane)).map_err(Stop::from)?;
+                    let backoff_ms = REFUSAL_BACKOFF_BROKER_CALLS * cfg.broker_call_latency_max_ms;
+                    self.p.sleep(Duration::from_millis(backoff_ms), Some(lane)).map_err(Stop::from)?;
                 }
                 let node = self.p.node.clone();
                 self.ctx.broker.requeue(self.store.conn(), &node, &d, cfg.requeue_delay_ms * 1_000_000)?;

@@ -24,6 +24,10 @@ pub struct ModelView {
     /// Tags of the witness kinds the history's writer does not record (`check`, from the
     /// header's `emits`); none in a simulation, which witnesses everything.
     unwitnessed: u64,
+    /// The longest one broker call takes as the history's writer declares it (`check`, from
+    /// the header's `broker_call_latency_max_ns`); zero in a simulation, whose broker answers
+    /// within the scenario's own latencies.
+    broker_call_latency: std::time::Duration,
     /// Hand-made binding tables for checkers' unit tests, by process.
     #[cfg(test)]
     tables: Option<Rc<RefCell<std::collections::BTreeMap<ProcessId, TableView>>>>,
@@ -74,6 +78,7 @@ impl ModelView {
             store,
             cluster: None,
             unwitnessed: 0,
+            broker_call_latency: std::time::Duration::ZERO,
             #[cfg(test)]
             tables: None,
             #[cfg(test)]
@@ -87,6 +92,18 @@ impl ModelView {
     pub fn with_unwitnessed(mut self, mask: u64) -> ModelView {
         self.unwitnessed = mask;
         self
+    }
+
+    /// The same view, of a history whose writer declares that one broker call (a requeue, an
+    /// ack) takes at most `latency` from the client's call to the broker's witness of it.
+    pub fn with_broker_call_latency(mut self, latency: std::time::Duration) -> ModelView {
+        self.broker_call_latency = latency;
+        self
+    }
+
+    /// The longest one broker call takes, as the history declares it (zero in a simulation).
+    pub fn broker_call_latency(&self) -> std::time::Duration {
+        self.broker_call_latency
     }
 
     /// Whether the events of kind `tag` are witnessed where they happen (always in a

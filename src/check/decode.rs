@@ -47,6 +47,9 @@ pub struct HeaderInfo {
     /// The witness kinds the writer records (`emits`), if it says: a checker reading a kind
     /// not in it cannot judge.
     pub emits: Option<Vec<String>>,
+    /// The longest one broker call takes, as the writer declares it
+    /// (`broker_call_latency_max_ns`), if it does.
+    pub broker_call_latency_ns: Option<u64>,
 }
 
 /// Reads a header line: refuses another format or an unknown version.
@@ -80,6 +83,10 @@ pub fn header(fields: &Map<String, Value>) -> Result<HeaderInfo, String> {
         emits: match fields.get("emits") {
             Some(Value::Array(kinds)) => Some(kinds.iter().filter_map(Value::as_str).map(str::to_string).collect()),
             _ => None,
+        },
+        broker_call_latency_ns: match fields.get("broker_call_latency_max_ns") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v.as_u64().ok_or("\"broker_call_latency_max_ns\" is not an unsigned integer (ns)")?),
         },
     })
 }
@@ -287,6 +294,21 @@ mod tests {
                 Decoded::Skipped => panic!("{} skipped", event.kind.name()),
             }
         }
+    }
+
+    #[test]
+    fn the_header_s_declared_broker_call_latency_is_read_and_absent_means_none() {
+        let read = |text: &str| header(&serde_json::from_str(text).unwrap());
+        let declared = read(r#"{"history":"sutra-sim","version":1,"broker_call_latency_max_ns":1000000000}"#);
+        assert_eq!(declared.unwrap().broker_call_latency_ns, Some(1_000_000_000));
+        assert_eq!(read(r#"{"history":"sutra-sim","version":1}"#).unwrap().broker_call_latency_ns, None);
+        assert_eq!(
+            read(r#"{"history":"sutra-sim","version":1,"broker_call_latency_max_ns":null}"#)
+                .unwrap()
+                .broker_call_latency_ns,
+            None
+        );
+        assert!(read(r#"{"history":"sutra-sim","version":1,"broker_call_latency_max_ns":-1}"#).is_err());
     }
 
     #[test]

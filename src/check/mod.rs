@@ -11,6 +11,7 @@
 //! pending at the cut (the end-of-run half of the eventually-checkers).
 
 pub mod decode;
+pub mod names;
 pub mod reader;
 pub mod view;
 
@@ -123,6 +124,7 @@ impl CheckerSet {
             let readers = files.iter().map(open).collect::<Result<Vec<_>, _>>()?;
             report.story = Some(story(readers, &report, seq)?);
         }
+        speak_owner_names(&mut report);
         Ok(report)
     }
 
@@ -140,7 +142,20 @@ impl CheckerSet {
         if let Some(seq) = report.failing_seq {
             report.story = Some(story(vec![reader(text)], &report, seq)?);
         }
+        speak_owner_names(&mut report);
         Ok(report)
+    }
+}
+
+/// The verdict's message and the story in the history's own owner ids ([`names::speak`]).
+fn speak_owner_names(report: &mut CheckReport) {
+    if let Verdict::Violation { message, .. } = &mut report.verdict {
+        *message = names::speak(message, &report.owner_names);
+    }
+    if let Some(story) = &mut report.story {
+        for line in &mut story.lines {
+            *line = names::speak(line, &report.owner_names);
+        }
     }
 }
 
@@ -242,7 +257,8 @@ fn judge(set: &CheckerSet, mut readers: Vec<LineReader>, given: Option<&Scenario
     }
     let mut counts = vec![0u64; checkers.len()];
     let mut view = HistoryView::new(scenario.clone().unwrap_or_else(|| Scenario::built_in("smoke").expect("built in")))
-        .with_unwitnessed(header_emits(&header).map_or(0, |emits| !emits));
+        .with_unwitnessed(header_emits(&header).map_or(0, |emits| !emits))
+        .with_broker_call_latency(std::time::Duration::from_nanos(header.broker_call_latency_ns.unwrap_or(0)));
     let mut decoder = Decoder::new(&header.nodes);
     let mut merged = Merged::new(readers)?;
     let (mut events, mut skipped) = (0u64, 0u64);

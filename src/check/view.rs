@@ -22,6 +22,8 @@ pub struct HistoryView {
     scenario: Scenario,
     /// Tags of the kinds the writer does not witness (its header's `emits`).
     unwitnessed: u64,
+    /// The broker's call latency the writer declares (its header's `broker_call_latency_max_ns`).
+    broker_call_latency: std::time::Duration,
     store: Rc<RefCell<StoreState>>,
     view: ModelView,
 }
@@ -32,16 +34,30 @@ impl HistoryView {
         let store = Rc::new(RefCell::new(StoreState::default()));
         let config = Rc::new(Config { faults: scenario.faults.clone(), scenario: scenario.clone() });
         let view = ModelView::new(config, store.clone());
-        HistoryView { scenario, unwitnessed: 0, store, view }
+        HistoryView { scenario, unwitnessed: 0, broker_call_latency: std::time::Duration::ZERO, store, view }
     }
 
     /// The same view, of a history whose writer does not witness the kinds whose tags are
     /// set in `mask` (see [`ModelView::with_unwitnessed`]).
     pub fn with_unwitnessed(mut self, mask: u64) -> HistoryView {
         self.unwitnessed = mask;
-        self.view =
-            ModelView::new(self.config(self.scenario.faults.clone()), self.store.clone()).with_unwitnessed(mask);
+        self.view = self.model_view(self.scenario.faults.clone());
         self
+    }
+
+    /// The same view, of a history whose writer declares its broker's call latency (see
+    /// [`ModelView::with_broker_call_latency`]).
+    pub fn with_broker_call_latency(mut self, latency: std::time::Duration) -> HistoryView {
+        self.broker_call_latency = latency;
+        self.view = self.model_view(self.scenario.faults.clone());
+        self
+    }
+
+    /// A model view of the rows with this seed's `faults` and the header's declarations.
+    fn model_view(&self, faults: sutra_sim_model::scenario::Faults) -> ModelView {
+        ModelView::new(self.config(faults), self.store.clone())
+            .with_unwitnessed(self.unwitnessed)
+            .with_broker_call_latency(self.broker_call_latency)
     }
 
     fn config(&self, faults: sutra_sim_model::scenario::Faults) -> Rc<Config> {
@@ -84,7 +100,7 @@ impl HistoryView {
                 faults.swarm(kind, None);
             }
         }
-        self.view = ModelView::new(self.config(faults), self.store.clone()).with_unwitnessed(self.unwitnessed);
+        self.view = self.model_view(faults);
     }
 
     fn row(&mut self, id: u32) -> Result<std::cell::RefMut<'_, InstanceRow>, String> {

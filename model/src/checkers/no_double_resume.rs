@@ -23,6 +23,24 @@
 //! owner's read changes nothing, and its write is what R19 stops (judged above, and by
 //! `commit-by-owner`). Narrative events (`Rehydrated`, `ExecutionEnded`) are not read.
 //!
+//! **What it forgets.** Every grant is kept (instance, epoch → owner) to judge an act's
+//! claim (R1) — until the instance completes (`InstanceCompleted`: its last step is
+//! committed). Then the grants of every epoch below the row's current one are dropped and
+//! the row remembers only that they were granted (`forgotten_below`). Why no verdict
+//! changes in substance (spec 000): after completion no step is left to resume, so what
+//! can still come under a pre-completion epoch is a stale execution waking up.
+//! - Its *write* (commit, release, migration write) under an epoch below the current one is
+//!   flagged as before — two executions acted — without the grant: only the wording of a
+//!   write under a forged old epoch changes (R1's "never granted" becomes "not current").
+//! - The *current* epoch's grant is kept, so an act under it is judged exactly as before.
+//! - A *read* under a superseded epoch is judged by tenure as before (the same owner acting
+//!   in two places). What is lost is R1 for a read naming an old epoch the store never
+//!   granted to that owner, of a completed instance: a read changes nothing, and nothing
+//!   can then be written to the finished row without a commit after completion that
+//!   `commit-by-owner` and `commit-once` see.
+//! Grants after completion (duplicate triggers claiming the finished row) are kept again
+//! like any other. A history without `instance-completed` forgets nothing.
+//!
 //! A real bug that would still pass: a stale reader that never writes to the store but
 //! acts elsewhere on what it read (say, sends an external effect from a step whose commit
 //! is then rejected) — no store witness shows the effect.
@@ -49,6 +67,9 @@ struct Row {
     /// The first epoch of the current owner's unbroken tenure: the grant that took the row
     /// from another owner or from nobody. Later re-entrant grants keep it.
     tenure_from: u64,
+    /// The grants of epochs below this were forgotten when the instance completed: they
+    /// were granted, to whom is no longer known.
+    forgotten_below: u64,
 }
 
 /// The checker's state.
@@ -100,7 +121,8 @@ impl NoDoubleResume {
 
     /// Judges one act under the claim (`owner`, `epoch`) that the store saw applied.
     fn act(&mut self, instance: InstanceId, act: Act, owner: OwnerId, epoch: u64) -> Check {
-        if epoch == 0 || self.grants.get(&(instance, epoch)) != Some(&owner) {
+        let forgotten = epoch != 0 && epoch < self.row(instance).forgotten_below;
+        if !forgotten && (epoch == 0 || self.grants.get(&(instance, epoch)) != Some(&owner)) {
             return Check::Fail(format!(
                 "{owner} {} instance {} under epoch {epoch}, which the store never granted it: acting without a claim (R1)",
                 act.text(),
@@ -128,6 +150,21 @@ impl NoDoubleResume {
     }
 }
 
+impl NoDoubleResume {
+    /// The instance completed: drops its grants of epochs below the current one (see the
+    /// module comment for why no verdict needs them).
+    fn forget_superseded_grants(&mut self, instance: InstanceId) {
+        let current = self.row(instance).epoch;
+        let superseded: Vec<(InstanceId, u64)> =
+            self.grants.range((instance, 0)..(instance, current)).map(|(k, _)| *k).collect();
+        for key in superseded {
+            self.grants.remove(&key);
+        }
+        let row = self.row(instance);
+        row.forgotten_below = row.forgotten_below.max(current);
+    }
+}
+
 impl Checker<ModelEvent, ModelView> for NoDoubleResume {
     fn interest(&self) -> u64 {
         use crate::event::tag;
@@ -139,6 +176,7 @@ impl Checker<ModelEvent, ModelView> for NoDoubleResume {
             tag::RELEASED,
             tag::MIGRATION_COMMITTED,
             tag::TASK_ABORTED,
+            tag::INSTANCE_COMPLETED,
         ])
     }
 
@@ -155,6 +193,7 @@ impl Checker<ModelEvent, ModelView> for NoDoubleResume {
             ModelEvent::TaskAborted { task, .. } => {
                 self.aborted.insert(*task);
             }
+            ModelEvent::InstanceCompleted { instance } => self.forget_superseded_grants(*instance),
             ModelEvent::ClaimGranted { instance, owner, epoch, task, .. } => {
                 let aborted = &self.aborted;
                 let row = self.rows.get_or_insert_with(*instance, Row::default);
@@ -327,6 +366,48 @@ mod tests {
         }
         let history = vec![(1, grant(1, owner, None, 1, 10)), (2, g2), (3, read(1, owner, 1, 2, 10))];
         assert!(fails(&feed(&mut NoDoubleResume::default(), history)));
+    }
+
+    /// After an instance completes its superseded grants are forgotten: a forgotten epoch
+    /// coming back is judged as before — a write under it fires, a harmless stale read
+    /// passes, the current epoch and later grants are judged in full.
+    #[test]
+    fn a_forgotten_epoch_re_appearing_after_completion_is_still_judged() {
+        let a = OwnerId::lane(ProcessId(1), 0);
+        let b = OwnerId::lane(ProcessId(2), 0);
+        let completed = E::InstanceCompleted { instance: I };
+        let finished = || {
+            vec![
+                (1, grant(1, a, None, 1, 10)),
+                (40_000, grant(2, b, Some(a), 2, 20)),
+                (40_001, commit(2, b, 2, 2, 20)),
+                (40_001, written(None, 2, WriteKind::Commit)),
+                (40_001, completed.clone()),
+            ]
+        };
+        let mut checker = NoDoubleResume::default();
+        assert_eq!(feed(&mut checker, finished()), Check::Ok);
+        assert!(checker.grants.range((I, 0)..(I, 2)).next().is_none(), "epoch 1's grant is forgotten");
+        // The stale owner wakes: its read is harmless, its commit under epoch 1 fires.
+        let mut h = finished();
+        h.push((40_002, read(1, a, 1, 2, 10)));
+        assert_eq!(feed(&mut NoDoubleResume::default(), h.clone()), Check::Ok);
+        h.push((40_003, commit(1, a, 1, 2, 10)));
+        assert!(fails(&feed(&mut NoDoubleResume::default(), h)));
+        // Under the current epoch, the owner is still checked (R1).
+        let mut h = finished();
+        h.push((40_002, read(3, a, 2, 2, 10)));
+        assert!(fails(&feed(&mut NoDoubleResume::default(), h)));
+        // A duplicate trigger claims the finished row: a new grant, judged in full.
+        let mut h = finished();
+        h.push((40_010, grant(3, a, None, 3, 11)));
+        h.push((40_011, read(3, a, 3, 3, 11)));
+        h.push((40_012, grant(4, a, Some(a), 4, 12)));
+        assert!(fails(&feed(&mut NoDoubleResume::default(), h)), "one owner id on two lanes");
+        let mut h = finished();
+        h.push((40_010, grant(3, a, None, 3, 11)));
+        h.push((40_011, read(4, b, 3, 3, 21)));
+        assert!(fails(&feed(&mut NoDoubleResume::default(), h)), "an epoch granted to someone else");
     }
 
     #[test]

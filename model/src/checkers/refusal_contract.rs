@@ -276,9 +276,17 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
                         dues.iter().enumerate().filter(|(_, d)| **d <= now).min_by_key(|(_, d)| **d).map(|(i, _)| i);
                     i.map(|i| dues.swap_remove(i))
                 });
+                // A message with no requeue or takeback outstanding is forgotten (an absent
+                // entry reads as an empty one), so the map holds the messages in flight.
+                if self.requeued_until.get(*message).is_some_and(Vec::is_empty) {
+                    self.requeued_until.remove(*message);
+                }
                 if ready.is_none() {
                     match self.takebacks.get_mut(*message) {
-                        Some(n) if *n > 0 => *n -= 1,
+                        Some(n) if *n > 1 => *n -= 1,
+                        Some(n) if *n == 1 => {
+                            self.takebacks.remove(*message);
+                        }
                         _ => {
                             if let Some(&due) = self.requeued_until.get(*message).and_then(|d| d.iter().min()) {
                                 return Check::Fail(format!(
@@ -499,9 +507,16 @@ fn touches_the_row(kind: &ModelEvent) -> bool {
 /// reply is witnessed (`CallStruck`) and the claim sent again makes a refusal of its own;
 /// an aborted task's exit path gets the exit-path bound. Nothing in it depends on the size
 /// of the world, so it holds at every valid size.
+///
+/// A real broker takes time of its own to answer the lane's requeue call (a network round
+/// trip, its own disk or lock), which the simulation's broker does not: a history declares
+/// that bound in its header (`broker_call_latency_max_ns`, [`ModelView::broker_call_latency`])
+/// and it is added here; a simulation declares none.
 pub fn requeue_bound(view: &ModelView) -> Duration {
     let latency = view.scenario().timeouts.store_latency_max;
-    Duration::from_millis(u64::try_from(latency.as_millis()).unwrap_or(u64::MAX)) + unwitnessed_spike(view)
+    Duration::from_millis(u64::try_from(latency.as_millis()).unwrap_or(u64::MAX))
+        + unwitnessed_spike(view)
+        + view.broker_call_latency()
 }
 
 /// How late a store reply may be beyond the store's latency without a witness saying so:
@@ -739,6 +754,23 @@ mod tests {
     }
 
     #[test]
+    fn a_declared_broker_call_latency_extends_the_requeue_bound_and_no_further() {
+        use crate::checkers::testing::feed_with;
+        // smoke: store latency 4 ms; spikes witnessed, none here. The writer declares its
+        // broker answers a call within 200 ms.
+        let view = crate::checkers::testing::view().with_broker_call_latency(Duration::from_millis(200));
+        let late_by_less = vec![(1, refused_delivery(1, 5)), (1 + 4 + 199, requeued_delivery(5))];
+        assert_eq!(feed_with(&mut RefusalContract::default(), late_by_less.clone(), &view), Check::Ok);
+        // Without the declaration the same requeue is late.
+        assert!(fails(&feed(&mut RefusalContract::default(), late_by_less)));
+        // Later than the store's latency and the broker's together: the lane waited.
+        let later = vec![(1, refused_delivery(1, 5)), (1 + 4 + 200 + 1, requeued_delivery(5))];
+        assert!(fails(&feed_with(&mut RefusalContract::default(), later, &view)));
+        let never = vec![(1, refused_delivery(1, 5)), (5_000, lease_renewed())];
+        assert!(fails(&feed_with(&mut RefusalContract::default(), never, &view)));
+    }
+
+    #[test]
     fn a_refusal_of_a_copy_the_broker_already_took_back_owes_nothing() {
         // A frozen process wakes and claims for a delivery taken back while it was out: its
         // requeue of that copy is ignored by the broker, and its lane moves on.
@@ -791,6 +823,22 @@ mod tests {
     fn fires_on_a_redelivery_before_the_requeue_delay() {
         let h = vec![(1, refused(1, ResumePath::Relay)), (1, requeued(50)), (20, redelivered())];
         assert!(fails(&feed(&mut RefusalContract::default(), h)));
+    }
+
+    /// A message whose requeues were all redelivered is forgotten; requeued again, it is
+    /// judged as a new one: too early a redelivery still fires.
+    #[test]
+    fn a_forgotten_message_requeued_again_is_still_judged() {
+        let mut checker = RefusalContract::default();
+        let first = vec![(1, refused(1, ResumePath::Relay)), (1, requeued(50)), (51, redelivered()), (52, granted(2))];
+        assert_eq!(feed(&mut checker, first.clone()), Check::Ok);
+        assert!(checker.requeued_until.is_empty(), "nothing outstanding: forgotten");
+        let mut again = first.clone();
+        again.extend([(60, requeued(50)), (70, redelivered())]);
+        assert!(fails(&feed(&mut RefusalContract::default(), again)));
+        let mut again = first;
+        again.extend([(60, requeued(50)), (110, redelivered())]);
+        assert_eq!(feed(&mut RefusalContract::default(), again), Check::Ok);
     }
 
     #[test]
