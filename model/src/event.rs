@@ -419,10 +419,6 @@ pub enum ModelEvent {
     /// request or reply, or the caller froze or died at its boundary); `task` is the calling
     /// task.
     CallStruck { instance: InstanceId, exec: ExecId, call: StoreCall, fault: CallFault, task: Option<u64> },
-    /// The environment struck a store call of a role (the sweeper's, the timer poller's, a
-    /// pull worker's): the network lost its request or its reply. `instance`: the instance
-    /// the call names, if one; `task` is the calling task.
-    RoleCallStruck { call: StoreCall, fault: CallFault, instance: Option<InstanceId>, task: Option<u64> },
     /// The runtime aborted the task of a replica's execution lane while the process lived
     /// (the `cancel` fault); `task` names the aborted task.
     TaskAborted { replica: u32, process: ProcessId, lane: u16, task: u64 },
@@ -476,6 +472,11 @@ pub enum ModelEvent {
         delivery: Option<u32>,
         code: Code,
     },
+    // New variants go last: the fingerprint serialises the variant's index.
+    /// The environment struck a store call of a role (the sweeper's, the timer poller's, a
+    /// pull worker's): the network lost its request or its reply. `instance`: the instance
+    /// the call names, if one; `task` is the calling task.
+    RoleCallStruck { call: StoreCall, fault: CallFault, instance: Option<InstanceId>, task: Option<u64> },
 }
 
 /// A component whose events a checker may believe: it reports what it did, not what the

@@ -847,12 +847,17 @@ impl Store {
 
     /// One-way network latency to or from the store, with the occasional spike.
     async fn latency(&self) {
-        let ms = executor::choose_in(streams::STORE, self.latency_max_ms + 1);
-        let d = Duration::from_millis(u64::from(ms)) + self.faults.spike();
+        let d = self.latency_draw();
         if !d.is_zero() {
             // Time in flight, not a timer of the caller: no node's clock measures it.
             executor::elapse(d).await;
         }
+    }
+
+    /// How long one trip to or from the store takes this time.
+    fn latency_draw(&self) -> Duration {
+        let ms = executor::choose_in(streams::STORE, self.latency_max_ms + 1);
+        Duration::from_millis(u64::from(ms)) + self.faults.spike()
     }
 
     /// The request half of a call, by a client that retries calls the store refused
@@ -904,14 +909,18 @@ impl Store {
             let (answered, answer) = oneshot();
             let (store, sent, alive) = (self.clone(), sent_now(), sender.watch());
             executor::spawn_daemon_on(NodeId::WORLD, "store:request", async move {
-                store.latency().await;
+                // The faults met on the way are reported as the sender's.
+                let in_flight = applying_sent(sent, || store.latency_draw());
+                if !in_flight.is_zero() {
+                    executor::elapse(in_flight).await;
+                }
                 if !alive.get() {
                     return;
                 }
-                let outcome = match store.faults.refusal() {
-                    None => Ok(applying_sent(sent, || take(&store, aborted))),
+                let outcome = applying_sent(sent, || match store.faults.refusal() {
+                    None => Ok(take(&store, aborted)),
                     Some(refusal) => Err((refusal, take)),
-                };
+                });
                 answered.send(outcome);
             });
             match answer.await.expect("the wire's task always answers") {
