@@ -474,9 +474,9 @@ pub enum ModelEvent {
     },
     // New variants go last: the fingerprint serialises the variant's index.
     /// The environment struck a store call of a role (the sweeper's, the timer poller's, a
-    /// pull worker's): the network lost its request or its reply. `instance`: the instance
+    /// pull worker's): the network lost its request or its reply. `for_instance`: the instance
     /// the call names, if one; `task` is the calling task.
-    RoleCallStruck { call: StoreCall, fault: CallFault, instance: Option<InstanceId>, task: Option<u64> },
+    RoleCallStruck { call: StoreCall, fault: CallFault, for_instance: Option<InstanceId>, task: Option<u64> },
 }
 
 /// A component whose events a checker may believe: it reports what it did, not what the
@@ -722,7 +722,7 @@ impl ModelEvent {
                 CallStruck { instance, exec, call: StoreCall::Commit, fault: CallFault::ReplyLost, task: None }
             }
             tag::ROLE_CALL_STRUCK => {
-                RoleCallStruck { call: StoreCall::Lease, fault: CallFault::ReplyLost, instance: None, task: None }
+                RoleCallStruck { call: StoreCall::Lease, fault: CallFault::ReplyLost, for_instance: None, task: None }
             }
             tag::TASK_ABORTED => TaskAborted { replica: 0, process, lane: 0, task: 0 },
             tag::SHUTDOWN_REQUESTED => ShutdownRequested { replica: 0, process, drain_ns: 0 },
@@ -977,7 +977,7 @@ impl EventKind for ModelEvent {
             | SnapshotUsed { instance, .. }
             | CallStruck { instance, .. }
             | AdminRequestEnded { instance, .. } => Some(u64::from(instance.0)),
-            RoleCallStruck { instance, .. } => instance.map(|i| u64::from(i.0)),
+            RoleCallStruck { for_instance, .. } => for_instance.map(|i| u64::from(i.0)),
             _ => None,
         }
     }

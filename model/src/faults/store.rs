@@ -173,7 +173,7 @@ impl StoreFaults {
             return false;
         }
         let task = crate::store::sender();
-        self.ctx.emit(ModelEvent::RoleCallStruck { call, fault, instance, task });
+        self.ctx.emit(ModelEvent::RoleCallStruck { call, fault, for_instance: instance, task });
         self.ctx.report(FaultKind::StoreReplies, None, self.client_timeout());
         true
     }

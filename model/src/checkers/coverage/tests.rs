@@ -229,14 +229,19 @@ fn history_reaching(name: &str) -> Vec<ModelEvent> {
         ],
         "sometimes-ambiguous-lease-renewal" => vec![
             E::LeaseAcquired { process: p, until_ns: 1, renewal: true, task: Some(7) },
-            E::RoleCallStruck { call: StoreCall::Lease, fault: CallFault::ReplyLost, instance: None, task: Some(7) },
+            E::RoleCallStruck {
+                call: StoreCall::Lease,
+                fault: CallFault::ReplyLost,
+                for_instance: None,
+                task: Some(7),
+            },
         ],
         "sometimes-ambiguous-sweep-clear" => vec![
             E::Swept { instance: i, owner, epoch: 1, age_ns: 1, by: p, lease_held: true, task: Some(7) },
             E::RoleCallStruck {
                 call: StoreCall::SweepClear,
                 fault: CallFault::ReplyLost,
-                instance: Some(i),
+                for_instance: Some(i),
                 task: Some(7),
             },
         ],
