@@ -132,7 +132,8 @@ impl Context {
             fault: kind,
             replica,
             detail_ns: sutra_sim_core::time::duration_nanos(detail),
-            task: sutra_sim_core::executor::current_task().map(|t| t.number()),
+            // The sender's task, also for a request the store takes on the wire's task.
+            task: crate::store::sender(),
         });
     }
 

@@ -60,8 +60,9 @@ pub enum Exit {
     HandedBack,
 }
 
-/// The store calls made over the faulty request/reply boundary: an execution lane's, and an
-/// administrative migration's.
+/// The store calls made over the faulty request/reply boundary: an execution lane's, an
+/// administrative migration's, and a role's (the sweeper's, the timer poller's, a pull
+/// worker's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum StoreCall {
     /// The claim's conditional update.
@@ -74,6 +75,22 @@ pub enum StoreCall {
     Release,
     /// A migration's releasing write (its routing change, released in one transaction).
     MigrationWrite,
+    /// The sweeper's lease acquisition or renewal.
+    Lease,
+    /// The one-statement sweep.
+    Sweep,
+    /// The select of a two-step sweep.
+    SweepSelect,
+    /// The clear of a two-step sweep.
+    SweepClear,
+    /// The timer poller's pick of due timers.
+    TimerPick,
+    /// A timer fire's deferral.
+    TimerDefer,
+    /// A pull worker's lock of a task row.
+    TaskLock,
+    /// A pull worker's completion of a task.
+    TaskComplete,
 }
 
 /// What struck a store call at its boundary (the `store-replies` fault).
@@ -455,6 +472,11 @@ pub enum ModelEvent {
         delivery: Option<u32>,
         code: Code,
     },
+    // New variants go last: the fingerprint serialises the variant's index.
+    /// The environment struck a store call of a role (the sweeper's, the timer poller's, a
+    /// pull worker's): the network lost its request or its reply. `for_instance`: the instance
+    /// the call names, if one; `task` is the calling task.
+    RoleCallStruck { call: StoreCall, fault: CallFault, for_instance: Option<InstanceId>, task: Option<u64> },
 }
 
 /// A component whose events a checker may believe: it reports what it did, not what the
@@ -551,6 +573,7 @@ impl ModelEvent {
             InstanceStarted { .. }
             | Lane { .. }
             | CallStruck { .. }
+            | RoleCallStruck { .. }
             | TaskAborted { .. }
             | ReplicaCrashed { .. }
             | PullWorkerCrashed { .. }
@@ -698,6 +721,9 @@ impl ModelEvent {
             tag::CALL_STRUCK => {
                 CallStruck { instance, exec, call: StoreCall::Commit, fault: CallFault::ReplyLost, task: None }
             }
+            tag::ROLE_CALL_STRUCK => {
+                RoleCallStruck { call: StoreCall::Lease, fault: CallFault::ReplyLost, for_instance: None, task: None }
+            }
             tag::TASK_ABORTED => TaskAborted { replica: 0, process, lane: 0, task: 0 },
             tag::SHUTDOWN_REQUESTED => ShutdownRequested { replica: 0, process, drain_ns: 0 },
             tag::REPLICA_STOPPED => ReplicaStopped { replica: 0, process },
@@ -711,7 +737,7 @@ impl ModelEvent {
 /// Event tags ([`EventKind::tag`]): one per variant, for checkers' interest masks.
 pub mod tag {
     /// How many tags there are: every tag is below this, and every number below it is a tag.
-    pub const COUNT: u8 = 52;
+    pub const COUNT: u8 = 53;
 
     /// The kebab-case name of the events with tag `tag` (as [`sutra_sim_core::EventKind::name`]
     /// gives it), or `None` if no event has that tag.
@@ -836,6 +862,8 @@ pub mod tag {
     pub const RELAY_DEAD_LETTERED: u8 = 50;
     /// [`super::ModelEvent::PullWorkerCrashed`].
     pub const PULL_WORKER_CRASHED: u8 = 51;
+    /// [`super::ModelEvent::RoleCallStruck`].
+    pub const ROLE_CALL_STRUCK: u8 = 52;
 }
 
 impl EventKind for ModelEvent {
@@ -891,6 +919,7 @@ impl EventKind for ModelEvent {
             ModelEvent::SnapshotUsed { .. } => "snapshot-used",
             ModelEvent::Lane { .. } => "lane",
             ModelEvent::CallStruck { .. } => "call-struck",
+            ModelEvent::RoleCallStruck { .. } => "role-call-struck",
             ModelEvent::TaskAborted { .. } => "task-aborted",
             ModelEvent::ReplicaCrashed { .. } => "replica-crashed",
             ModelEvent::PullWorkerCrashed { .. } => "pull-worker-crashed",
@@ -948,6 +977,7 @@ impl EventKind for ModelEvent {
             | SnapshotUsed { instance, .. }
             | CallStruck { instance, .. }
             | AdminRequestEnded { instance, .. } => Some(u64::from(instance.0)),
+            RoleCallStruck { for_instance, .. } => for_instance.map(|i| u64::from(i.0)),
             _ => None,
         }
     }
@@ -997,6 +1027,7 @@ impl EventKind for ModelEvent {
             ModelEvent::SnapshotUsed { .. } => tag::SNAPSHOT_USED,
             ModelEvent::Lane { .. } => tag::LANE,
             ModelEvent::CallStruck { .. } => tag::CALL_STRUCK,
+            ModelEvent::RoleCallStruck { .. } => tag::ROLE_CALL_STRUCK,
             ModelEvent::TaskAborted { .. } => tag::TASK_ABORTED,
             ModelEvent::ReplicaCrashed { .. } => tag::REPLICA_CRASHED,
             ModelEvent::PullWorkerCrashed { .. } => tag::PULL_WORKER_CRASHED,

@@ -66,6 +66,7 @@ pub fn record(event: &ModelEvent) {
         | E::ShutdownRequested { .. }
         | E::ReplicaStopped { .. }
         | E::CallStruck { .. }
+        | E::RoleCallStruck { .. }
         | E::TaskAborted { .. }
         | E::ReplicaPaused { .. }
         | E::ReplicaResumed { .. }

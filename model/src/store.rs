@@ -3,7 +3,9 @@
 //!
 //! Every operation is one atomic transaction applied at the store's instant, between a
 //! request latency and a response latency: a caller killed before the request arrives
-//! changes nothing; one killed after it learns nothing. The claim (R2, R10) is a single
+//! changes nothing; one killed after it learns nothing. Over the faulty boundary a request
+//! travels on the wire, on a task of the world's: a caller frozen meanwhile does not hold
+//! it back (see [`Store::request_on_the_wire`] for what is not modelled). The claim (R2, R10) is a single
 //! conditional update that refuses instead of waiting; the commit writes the step and
 //! releases in the same transaction, conditional on still owning the row (R8, R19); a
 //! refused or rejected operation writes nothing. The store reports the truth of every
@@ -19,8 +21,8 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use sutra_sim_core::executor::{self, sleep};
-use sutra_sim_core::sync::Notify;
-use sutra_sim_core::{SimTime, Tracer};
+use sutra_sim_core::sync::{oneshot, Notify};
+use sutra_sim_core::{NodeId, SimTime, Tracer};
 
 use crate::broker::{Broker, Relay};
 use crate::dense::DenseMap;
@@ -607,19 +609,71 @@ fn request_key(call: StoreCall, instance: InstanceId, exec: ExecId, claim: Claim
     RequestKey { call: call as u8, instance: instance.0, exec: exec.0, epoch: claim.epoch, detail }
 }
 
-thread_local! {
-    /// True while a delayed copy lands (see [`sender`]).
-    static LANDING_LATE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+/// Who sent the request the store is applying, when the store applies it on a task of its
+/// own (a request on the wire, or a delayed copy): the sender's task, as the executor
+/// witnessed it when it sent the request (none for a delayed copy), and the sender's clock
+/// reading at that instant.
+#[derive(Clone, Copy)]
+struct Sent {
+    task: Option<u64>,
+    clock: SimTime,
 }
 
-/// The task making the current store call, as the executor witnesses it: none for a
-/// delayed copy landing late — no task sends anything then; its sender was witnessed when
-/// it sent it (`CallStruck`, `RequestDelayed`), and may be frozen, dead or elsewhere now.
-pub(crate) fn sender() -> Option<u64> {
-    if LANDING_LATE.with(|late| late.get()) {
-        return None;
+thread_local! {
+    /// Set while the store applies a request on its own task (see [`sender`]).
+    static SENT: std::cell::Cell<Option<Sent>> = const { std::cell::Cell::new(None) };
+}
+
+/// Held by a task while it has a request on the wire: cleared when the task is dropped
+/// (killed or aborted), not when it is frozen.
+#[derive(Default)]
+struct SenderAlive(Rc<std::cell::Cell<bool>>);
+
+impl SenderAlive {
+    /// A reading of whether the sender still exists.
+    fn watch(&self) -> Rc<std::cell::Cell<bool>> {
+        self.0.set(true);
+        self.0.clone()
     }
-    executor::current_task().map(|t| t.number())
+}
+
+impl Drop for SenderAlive {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
+/// Runs `apply` as the store's transaction of a request `sent` earlier.
+fn applying_sent<T>(sent: Sent, apply: impl FnOnce() -> T) -> T {
+    let outer = SENT.with(|s| s.replace(Some(sent)));
+    let answer = apply();
+    SENT.with(|s| s.set(outer));
+    answer
+}
+
+/// The sender of the request being applied, as the executor witnessed it now.
+fn sent_now() -> Sent {
+    Sent { task: executor::current_task().map(|t| t.number()), clock: executor::local_now() }
+}
+
+/// The task making the current store call, as the executor witnesses it: the task that
+/// sent the request even when it lands on the wire's own task; none for a delayed copy
+/// landing late — no task sends anything then; its sender was witnessed when it sent it
+/// (`CallStruck`, `RequestDelayed`), and may be frozen, dead or elsewhere now.
+pub(crate) fn sender() -> Option<u64> {
+    match SENT.with(|s| s.get()) {
+        Some(sent) => sent.task,
+        None => executor::current_task().map(|t| t.number()),
+    }
+}
+
+/// The sender's own clock when it sent the request being applied (what a claimant's clock
+/// reads for a statement that is handed it).
+pub(crate) fn sender_clock() -> SimTime {
+    match SENT.with(|s| s.get()) {
+        Some(sent) => sent.clock,
+        None => executor::local_now(),
+    }
 }
 
 /// Which claims a sweep clears.
@@ -793,12 +847,17 @@ impl Store {
 
     /// One-way network latency to or from the store, with the occasional spike.
     async fn latency(&self) {
-        let ms = executor::choose_in(streams::STORE, self.latency_max_ms + 1);
-        let d = Duration::from_millis(u64::from(ms)) + self.faults.spike();
+        let d = self.latency_draw();
         if !d.is_zero() {
             // Time in flight, not a timer of the caller: no node's clock measures it.
             executor::elapse(d).await;
         }
+    }
+
+    /// How long one trip to or from the store takes this time.
+    fn latency_draw(&self) -> Duration {
+        let ms = executor::choose_in(streams::STORE, self.latency_max_ms + 1);
+        Duration::from_millis(u64::from(ms)) + self.faults.spike()
     }
 
     /// The request half of a call, by a client that retries calls the store refused
@@ -824,17 +883,71 @@ impl Store {
         panic!("the store refused {RETRY_ATTEMPTS_MAX} calls in a row, past the retry horizon");
     }
 
-    /// The request half of a call and its boundary faults: the caller may be struck just
-    /// before sending, and a lossy call's request may be lost or delayed (the client then
-    /// waits out its timeout, and the caller sleeps it). Returns the request's fate and how
-    /// many of the client's attempts the store aborted before it took one.
-    async fn send(&self, wire: Option<Wire>, keyed: bool) -> (RequestFate, u32) {
-        let Some(w) = wire else {
-            return (RequestFate::Arrives, self.request().await);
-        };
-        self.faults.at_boundary(w.call, w.instance, w.exec, true).await;
-        let aborted = self.request().await;
-        (self.faults.request_fate(w.call, w.instance, w.exec, keyed), aborted)
+    /// The request half of a call over the faulty boundary, on the wire rather than on its
+    /// sender: each attempt travels, and is taken or refused by the store, on a task of the
+    /// world's, so a request that was sent lands whatever its sender does meanwhile — a
+    /// frozen sender hears the answer once it resumes, a dead one never. `take` runs in the
+    /// store's transaction once an attempt is taken, with the number of the client's
+    /// earlier attempts the store aborted. The client's retries of a refused attempt are
+    /// its own: its backoff waits on the sender.
+    ///
+    /// Not modelled: a request in flight when its sender's task is dropped — its process
+    /// killed, or the task aborted by the runtime — is dropped with it, as before the wire
+    /// had a task of its own. Landing it would leave a claim granted to a task that is gone
+    /// (held until the sweeper, or granted re-entrantly over the lane's next worker), which
+    /// the correct runtime has no answer for yet: an open item of #23.
+    async fn request_on_the_wire<T, F>(&self, take: F) -> T
+    where
+        T: 'static,
+        F: FnOnce(&Store, u32) -> T + 'static,
+    {
+        let mut take = take;
+        let mut backoff = RETRY_BACKOFF_BASE;
+        let mut aborted = 0;
+        let sender = SenderAlive::default();
+        for _ in 0..RETRY_ATTEMPTS_MAX {
+            let (answered, answer) = oneshot();
+            let (store, sent, alive) = (self.clone(), sent_now(), sender.watch());
+            executor::spawn_daemon_on(NodeId::WORLD, "store:request", async move {
+                // The faults met on the way are reported as the sender's.
+                let in_flight = applying_sent(sent, || store.latency_draw());
+                if !in_flight.is_zero() {
+                    executor::elapse(in_flight).await;
+                }
+                if !alive.get() {
+                    return;
+                }
+                let outcome = applying_sent(sent, || match store.faults.refusal() {
+                    None => Ok(take(&store, aborted)),
+                    Some(refusal) => Err((refusal, take)),
+                });
+                answered.send(outcome);
+            });
+            match answer.await.expect("the wire's task always answers") {
+                Ok(taken) => return taken,
+                Err((refusal, back)) => {
+                    take = back;
+                    aborted += u32::from(refusal == Refusal::Aborted);
+                }
+            }
+            self.latency().await;
+            sleep(backoff).await;
+            backoff = (backoff * 2).min(RETRY_BACKOFF_MAX);
+        }
+        panic!("the store refused {RETRY_ATTEMPTS_MAX} calls in a row, past the retry horizon");
+    }
+
+    /// A lane's request at the store: its fate drawn (lost, delayed, or arriving), and
+    /// applied once if it arrives. `None`: the client hears nothing.
+    fn arrive<C: Call>(&self, w: Wire, call: C, aborted: u32, keyed: bool) -> Option<C::Answer> {
+        match self.faults.request_fate(w.call, w.instance, w.exec, keyed) {
+            RequestFate::Arrives => Some(self.apply_once(call, aborted)),
+            RequestFate::Lost => None,
+            RequestFate::Delayed(after) => {
+                self.land_late(w, call, aborted, after);
+                None
+            }
+        }
     }
 
     /// Lands a delayed copy of `call` `after` from now, by the store's clock, whatever its
@@ -842,12 +955,11 @@ impl Store {
     /// sender does not hold it back.
     fn land_late<C: Call>(&self, w: Wire, call: C, aborted: u32, after: Duration) {
         let (store, task) = (self.clone(), sender());
-        executor::spawn_daemon_on(sutra_sim_core::NodeId::WORLD, "store:late-copy", async move {
+        executor::spawn_daemon_on(NodeId::WORLD, "store:late-copy", async move {
             executor::elapse(after).await;
             store.faults.landed_late(w.call, w.instance, w.exec, task);
-            LANDING_LATE.with(|late| late.set(true));
-            let _ = store.apply_once(call, aborted);
-            LANDING_LATE.with(|late| late.set(false));
+            let late = Sent { task: None, clock: executor::local_now() };
+            let _ = applying_sent(late, || store.apply_once(call, aborted));
         });
     }
 
@@ -1049,25 +1161,56 @@ impl Store {
 
     /// The request, the transaction and the reply of one call: the request half and its
     /// faults, the call applied in one transaction once the store took it, then the reply
-    /// half and its faults. A delayed request lands later on its own; its client has given
-    /// up on it by then.
+    /// half and its faults. Over the faulty boundary the request travels on the wire (see
+    /// [`Store::request_on_the_wire`]) once the scenario strikes the boundary at all; a
+    /// delayed request lands later on its own, its client having given up on it by then.
     async fn exchange<C: Call>(&self, wire: Option<Wire>, call: C) -> Reply<C::Answer> {
-        let keyed = call.key().is_some();
-        let aborted = match self.send(wire, keyed).await {
-            (RequestFate::Arrives, aborted) => aborted,
-            (RequestFate::Lost, _) => {
-                sleep(self.faults.client_timeout()).await;
-                return Reply::TimedOut;
-            }
-            (RequestFate::Delayed(after), aborted) => {
-                let w = wire.expect("only a call over the faulty boundary is delayed");
-                self.land_late(w, call, aborted, after);
-                sleep(self.faults.client_timeout()).await;
-                return Reply::TimedOut;
-            }
+        let Some(w) = wire else {
+            let aborted = self.request().await;
+            let answer = self.apply_once(call, aborted);
+            return self.answer(None, answer).await;
         };
-        let answer = self.apply_once(call, aborted);
-        self.answer(wire, answer).await
+        let keyed = call.key().is_some();
+        self.faults.at_boundary(w.call, w.instance, w.exec, true).await;
+        let landed = if self.faults.on_the_wire() {
+            self.request_on_the_wire(move |store, aborted| store.arrive(w, call, aborted, keyed)).await
+        } else {
+            let aborted = self.request().await;
+            self.arrive(w, call, aborted, keyed)
+        };
+        match landed {
+            Some(answer) => self.answer(wire, answer).await,
+            None => {
+                sleep(self.faults.client_timeout()).await;
+                Reply::TimedOut
+            }
+        }
+    }
+
+    /// One call of a role's (the sweeper's, the timer poller's, a pull worker's) over the
+    /// same faulty boundary as a lane's: its request may be lost (nothing applied) or its
+    /// reply lost (applied, unknown to the caller) — `TimedOut` either way, after the
+    /// client's timeout. A role's requests carry no idempotency key, so none is delayed
+    /// past its client's timeout. `instance`: the instance the call names, if one.
+    async fn role_exchange<T, F>(&self, call: StoreCall, instance: Option<InstanceId>, transaction: F) -> Reply<T>
+    where
+        T: 'static,
+        F: FnOnce(&Store) -> T + 'static,
+    {
+        let landed = if self.faults.on_the_wire() {
+            let arrives =
+                move |store: &Store, _| store.faults.role_request_arrives(call, instance).then(|| transaction(store));
+            self.request_on_the_wire(arrives).await
+        } else {
+            self.request().await;
+            Some(transaction(self))
+        };
+        let Some(answer) = landed.filter(|_| !self.faults.role_reply_lost(call, instance)) else {
+            sleep(self.faults.client_timeout()).await;
+            return Reply::TimedOut;
+        };
+        self.latency().await;
+        Reply::Answered(answer)
     }
 
     /// A migration's write: conditional on ownership, records the routing change and
@@ -1119,10 +1262,92 @@ impl Store {
         (matched, epoch)
     }
 
+    /// Takes or renews the sweeper lease for `process` ([`Store::acquire_lease_now`]), over
+    /// the faulty boundary: `TimedOut` — the lease may or may not be `process`'s now.
+    pub async fn acquire_lease(&self, process: ProcessId, duration: Duration) -> Reply<bool> {
+        let store = self.clone();
+        self.role_exchange(StoreCall::Lease, None, move |_| store.acquire_lease_now(process, duration)).await
+    }
+
+    /// The one-statement sweep ([`Store::sweep_now`]) over the faulty boundary: `TimedOut`
+    /// — it may or may not have cleared claims.
+    pub async fn sweep(
+        &self,
+        by: ProcessId,
+        cutoff: SweepCutoff,
+        require_lease: bool,
+        filter: Option<OwnerFilter>,
+    ) -> Reply<u32> {
+        let store = self.clone();
+        self.role_exchange(StoreCall::Sweep, None, move |_| store.sweep_now(by, cutoff, require_lease, filter)).await
+    }
+
+    /// The select of a two-step sweep ([`Store::select_stale_now`]) over the faulty boundary.
+    pub async fn select_stale(
+        &self,
+        by: ProcessId,
+        cutoff: SweepCutoff,
+        filter: Option<OwnerFilter>,
+    ) -> Reply<Vec<(InstanceId, u64)>> {
+        let store = self.clone();
+        self.role_exchange(StoreCall::SweepSelect, None, move |_| store.select_stale_now(by, cutoff, filter)).await
+    }
+
+    /// The clear of a two-step sweep ([`Store::clear_stale_now`]) over the faulty boundary:
+    /// `TimedOut` — the claim may or may not have been cleared.
+    pub async fn clear_stale(
+        &self,
+        by: ProcessId,
+        instance: InstanceId,
+        epoch: u64,
+        cutoff: SweepCutoff,
+        require_lease: bool,
+        recheck: bool,
+    ) -> Reply<bool> {
+        let store = self.clone();
+        let clear = move |_: &Store| store.clear_stale_now(by, instance, epoch, cutoff, require_lease, recheck);
+        self.role_exchange(StoreCall::SweepClear, Some(instance), clear).await
+    }
+
+    /// Picks due timers ([`Store::pick_due_timers_now`]) over the faulty boundary:
+    /// `TimedOut` — some may have been picked, and come due again after their fire lease.
+    pub async fn pick_due_timers(&self, fire_lease: Duration, limit: usize) -> Reply<Vec<TimerRow>> {
+        let store = self.clone();
+        self.role_exchange(StoreCall::TimerPick, None, move |_| store.pick_due_timers_now(fire_lease, limit)).await
+    }
+
+    /// Defers a timer ([`Store::defer_timer_now`]) over the faulty boundary: `TimedOut` —
+    /// the row may or may not have been deferred.
+    pub async fn defer_timer(
+        &self,
+        instance: InstanceId,
+        expects: u64,
+        refused: bool,
+        backoff: impl FnOnce(u32) -> Duration + 'static,
+    ) -> Reply<Option<(u32, Duration)>> {
+        let store = self.clone();
+        let defer = move |_: &Store| store.defer_timer_now(instance, expects, refused, backoff);
+        self.role_exchange(StoreCall::TimerDefer, Some(instance), defer).await
+    }
+
+    /// Locks a task row for `worker` ([`Store::lock_task_now`]) over the faulty boundary:
+    /// `TimedOut` — a row may be locked for the worker, which does not know it.
+    pub async fn lock_task(&self, worker: u32, duration: Duration) -> Reply<Option<TaskRow>> {
+        let store = self.clone();
+        self.role_exchange(StoreCall::TaskLock, None, move |_| store.lock_task_now(worker, duration)).await
+    }
+
+    /// Completes a locked task ([`Store::complete_task_now`]) over the faulty boundary:
+    /// `TimedOut` — the completion's relay may or may not have been published.
+    pub async fn complete_task(&self, worker: u32, instance: InstanceId, expects: u64) -> Reply<bool> {
+        let store = self.clone();
+        let complete = move |_: &Store| store.complete_task_now(worker, instance, expects);
+        self.role_exchange(StoreCall::TaskComplete, Some(instance), complete).await
+    }
+
     /// Takes or renews the sweeper lease for `process` if it is free, expired, or already
     /// `process`'s. Returns whether `process` holds it now.
-    pub async fn acquire_lease(&self, process: ProcessId, duration: Duration) -> bool {
-        self.request().await;
+    fn acquire_lease_now(&self, process: ProcessId, duration: Duration) -> bool {
         let now = executor::now();
         let until = now.add(duration);
         let (held, fresh) = if self.sql_runs_alone() {
@@ -1149,7 +1374,6 @@ impl Store {
         if self.shadowed() {
             crate::sql_store::differential::acquire_lease(self, process, until, held);
         }
-        self.latency().await;
         held
     }
 
@@ -1157,17 +1381,9 @@ impl Store {
     /// an unexpired lease at the store's instant (the sweep and the lease check are one
     /// transaction). Each cleared claim is reported with its true age and whether the
     /// caller held the lease.
-    pub async fn sweep(
-        &self,
-        by: ProcessId,
-        cutoff: SweepCutoff,
-        require_lease: bool,
-        filter: Option<OwnerFilter>,
-    ) -> u32 {
-        self.request().await;
+    fn sweep_now(&self, by: ProcessId, cutoff: SweepCutoff, require_lease: bool, filter: Option<OwnerFilter>) -> u32 {
         if self.sql_runs_alone() {
             let cleared = crate::sql_store::apply::sweep(self, by, cutoff, require_lease, filter);
-            self.latency().await;
             return cleared;
         }
         let now = executor::now();
@@ -1216,7 +1432,6 @@ impl Store {
                 swept,
             );
         }
-        self.latency().await;
         cleared.len() as u32
     }
 
@@ -1224,16 +1439,14 @@ impl Store {
     /// the store's instant that `filter` keeps, each with the epoch it was selected at.
     /// Changes nothing; the lease is not asked (it was checked by a statement of its own,
     /// and is reported for the story).
-    pub async fn select_stale(
+    fn select_stale_now(
         &self,
         by: ProcessId,
         cutoff: SweepCutoff,
         filter: Option<OwnerFilter>,
     ) -> Vec<(InstanceId, u64)> {
-        self.request().await;
         if self.sql_runs_alone() {
             let stale = crate::sql_store::apply::select_stale(self, by, cutoff, filter);
-            self.latency().await;
             return stale;
         }
         let now = executor::now();
@@ -1261,7 +1474,6 @@ impl Store {
                 &stale,
             );
         }
-        self.latency().await;
         stale
     }
 
@@ -1271,7 +1483,7 @@ impl Store {
     /// instant, and (with `require_lease`) `by` still holds an unexpired lease — otherwise
     /// it matches nothing. Without `recheck` it clears whatever claim the row holds now.
     /// Returns whether it cleared a claim.
-    pub async fn clear_stale(
+    fn clear_stale_now(
         &self,
         by: ProcessId,
         instance: InstanceId,
@@ -1280,11 +1492,9 @@ impl Store {
         require_lease: bool,
         recheck: bool,
     ) -> bool {
-        self.request().await;
         if self.sql_runs_alone() {
             let cleared =
                 crate::sql_store::apply::clear_stale(self, by, instance, epoch, cutoff, require_lease, recheck);
-            self.latency().await;
             return cleared;
         }
         let now = executor::now();
@@ -1316,7 +1526,6 @@ impl Store {
             let careless = crate::sql_store::differential::clear_careless(cutoff, require_lease, recheck);
             crate::sql_store::differential::clear_stale(self, by, instance, epoch, cutoff, careless, cleared.is_some());
         }
-        self.latency().await;
         cleared.is_some()
     }
 
@@ -1394,11 +1603,9 @@ impl Store {
 
     /// Due timers, each hidden from other pollers for `fire_lease` (at-least-once firing:
     /// a poller that dies lets the timer come due again).
-    pub async fn pick_due_timers(&self, fire_lease: Duration, limit: usize) -> Vec<TimerRow> {
-        self.request().await;
+    fn pick_due_timers_now(&self, fire_lease: Duration, limit: usize) -> Vec<TimerRow> {
         if self.sql_runs_alone() {
             let picked = crate::sql_store::apply::pick_due_timers(self, fire_lease, limit);
-            self.latency().await;
             return picked;
         }
         let now = executor::now();
@@ -1417,7 +1624,6 @@ impl Store {
         if self.shadowed() {
             crate::sql_store::differential::pick_due_timers(self, fire_lease, limit, &picked);
         }
-        self.latency().await;
         picked
     }
 
@@ -1426,17 +1632,15 @@ impl Store {
     /// written in one transaction, so two racing deferrals never compute from the same
     /// count. Returns the count and the delay, `None` if no row matched (a commit consumed
     /// it meanwhile: nothing is written and nothing witnessed).
-    pub async fn defer_timer(
+    fn defer_timer_now(
         &self,
         instance: InstanceId,
         expects: u64,
         refused: bool,
         backoff: impl FnOnce(u32) -> Duration,
     ) -> Option<(u32, Duration)> {
-        self.request().await;
         if self.sql_runs_alone() {
             let deferred = crate::sql_store::apply::defer_timer(self, instance, expects, refused, backoff);
-            self.latency().await;
             return deferred;
         }
         let now = executor::now();
@@ -1470,16 +1674,13 @@ impl Store {
             let answer = deferred.map(|(attempt, _, delay)| (attempt, delay));
             crate::sql_store::differential::defer_timer(self, instance, expects, refused, answer);
         }
-        self.latency().await;
         deferred.map(|(attempt, _, delay)| (attempt, delay))
     }
 
     /// Locks the first unlocked (or lock-expired) task row for `worker`.
-    pub async fn lock_task(&self, worker: u32, duration: Duration) -> Option<TaskRow> {
-        self.request().await;
+    fn lock_task_now(&self, worker: u32, duration: Duration) -> Option<TaskRow> {
         if self.sql_runs_alone() {
             let task = crate::sql_store::apply::lock_task(self, worker, duration);
-            self.latency().await;
             return task;
         }
         let now = executor::now();
@@ -1497,17 +1698,14 @@ impl Store {
         if self.shadowed() {
             crate::sql_store::differential::lock_task(self, worker, duration, task);
         }
-        self.latency().await;
         task
     }
 
     /// Completes a locked task: if `worker` still holds the lock, the completion is
     /// published as a fresh relay in the same transaction (R17).
-    pub async fn complete_task(&self, worker: u32, instance: InstanceId, expects: u64) -> bool {
-        self.request().await;
+    fn complete_task_now(&self, worker: u32, instance: InstanceId, expects: u64) -> bool {
         if self.sql_runs_alone() {
             let done = crate::sql_store::apply::complete_task(self, worker, instance, expects);
-            self.latency().await;
             return done;
         }
         let now = executor::now();
@@ -1530,7 +1728,6 @@ impl Store {
         if self.shadowed() {
             crate::sql_store::differential::complete_task(self, worker, instance, expects, done);
         }
-        self.latency().await;
         done
     }
 
@@ -1608,6 +1805,50 @@ mod tests {
         events
     }
 
+    #[test]
+    fn a_request_on_the_wire_lands_while_its_sender_is_frozen() {
+        // The boundary is struck (a reply-loss rate that never fires in this short run):
+        // requests travel on the wire. A replica sends a claim (up to 1 s in flight) and is
+        // frozen for a minute right after; it lands within the latency, not once it resumes.
+        let mut scenario = Scenario::built_in("quiet").unwrap();
+        scenario.faults = Default::default();
+        scenario.faults.store_replies.reply_lost_per_call = crate::ratio::Ratio::parse("1/1000000000").unwrap();
+        let mut config = RunConfig::seeded(0);
+        config.keep_trace = true;
+        let out = simulate(&config, Vec::new(), move |tracer: &Tracer<ModelEvent>| {
+            let config = Rc::new(Config { faults: scenario.faults.clone(), scenario: scenario.clone() });
+            let ctx = Rc::new(Context::new(config, None, tracer.clone()));
+            let broker = Broker::new(tracer.clone(), 8, crate::faults::broker::BrokerFaults::new(ctx.clone()));
+            let faults = StoreFaults::new(ctx);
+            let latency = Duration::from_secs(1);
+            let store = Store::new(tracer.clone(), broker, faults, Duration::ZERO, latency, Duration::from_secs(30));
+            store.create_instance(vec![Trigger::Relay]);
+            let node = executor::add_node("replica-0", None);
+            executor::spawn_on(node, "lane", async move {
+                let (owner, asked) = (OwnerId::lane(P1, 0), ClaimAsked::default());
+                let _ =
+                    store.claim_over_wire(InstanceId(0), ExecId(1), owner, Some(P1), ResumePath::Relay, asked).await;
+            });
+            executor::spawn("freezer", async move {
+                // The lane sends its request first, and it is in flight a microsecond later.
+                sleep(Duration::from_micros(1)).await;
+                executor::pause(node);
+                sleep(Duration::from_secs(60)).await;
+                executor::resume(node);
+            });
+        });
+        assert!(out.verdict.is_pass(), "{}", out.verdict);
+        let grants: Vec<SimTime> =
+            out.trace.iter().filter(|e| matches!(e.kind, ModelEvent::ClaimGranted { .. })).map(|e| e.time).collect();
+        assert_eq!(grants.len(), 1, "one grant");
+        let landed = grants[0];
+        assert!(landed > SimTime::ZERO, "the claim was not in flight when its sender froze");
+        assert!(
+            landed < SimTime::ZERO.add(Duration::from_secs(2)),
+            "the claim landed at {landed:?}, once its sender resumed"
+        );
+    }
+
     fn claim(store: &Store, owner: OwnerId) -> impl Future<Output = ClaimResult> + '_ {
         store.claim(InstanceId(0), ExecId(1), owner, None, ResumePath::Relay)
     }
@@ -1618,12 +1859,12 @@ mod tests {
             Box::pin(async move {
                 claim(&store, OwnerId::lane(ProcessId(9), 0)).await;
                 sleep(Duration::from_secs(31)).await;
-                assert!(store.acquire_lease(P1, Duration::from_secs(15)).await);
-                let stale = store.select_stale(P1, SweepCutoff::StoreAge, None).await;
+                assert!(store.acquire_lease(P1, Duration::from_secs(15)).await.reliable());
+                let stale = store.select_stale(P1, SweepCutoff::StoreAge, None).await.reliable();
                 assert_eq!(stale, vec![(InstanceId(0), 1)]);
                 // Between the two statements, the stale claim is taken over (epoch 2).
                 assert!(matches!(claim(&store, OwnerId::lane(P2, 0)).await, ClaimResult::Granted { epoch: 2 }));
-                assert!(!store.clear_stale(P1, InstanceId(0), 1, SweepCutoff::StoreAge, true, true).await);
+                assert!(!store.clear_stale(P1, InstanceId(0), 1, SweepCutoff::StoreAge, true, true).await.reliable());
                 assert_eq!(store.state().borrow().instances[0].owner, Some(OwnerId::lane(P2, 0)));
             })
         }));
@@ -1638,9 +1879,12 @@ mod tests {
             Box::pin(async move {
                 claim(&store, OwnerId::lane(ProcessId(9), 0)).await;
                 sleep(Duration::from_secs(31)).await;
-                let stale = store.select_stale(P1, SweepCutoff::StoreAge, None).await;
+                let stale = store.select_stale(P1, SweepCutoff::StoreAge, None).await.reliable();
                 claim(&store, OwnerId::lane(P2, 0)).await;
-                assert!(store.clear_stale(P1, InstanceId(0), stale[0].1, SweepCutoff::StoreAge, true, false).await);
+                assert!(store
+                    .clear_stale(P1, InstanceId(0), stale[0].1, SweepCutoff::StoreAge, true, false)
+                    .await
+                    .reliable());
                 assert_eq!(store.state().borrow().instances[0].owner, None);
             })
         }));
@@ -1658,12 +1902,18 @@ mod tests {
             Box::pin(async move {
                 claim(&store, OwnerId::lane(ProcessId(9), 0)).await;
                 sleep(Duration::from_secs(31)).await;
-                assert!(store.acquire_lease(P1, Duration::from_secs(15)).await);
-                let stale = store.select_stale(P1, SweepCutoff::StoreAge, None).await;
+                assert!(store.acquire_lease(P1, Duration::from_secs(15)).await.reliable());
+                let stale = store.select_stale(P1, SweepCutoff::StoreAge, None).await.reliable();
                 sleep(Duration::from_secs(16)).await;
-                assert!(!store.clear_stale(P1, InstanceId(0), stale[0].1, SweepCutoff::StoreAge, true, true).await);
-                assert!(store.acquire_lease(P1, Duration::from_secs(15)).await);
-                assert!(store.clear_stale(P1, InstanceId(0), stale[0].1, SweepCutoff::StoreAge, true, true).await);
+                assert!(!store
+                    .clear_stale(P1, InstanceId(0), stale[0].1, SweepCutoff::StoreAge, true, true)
+                    .await
+                    .reliable());
+                assert!(store.acquire_lease(P1, Duration::from_secs(15)).await.reliable());
+                assert!(store
+                    .clear_stale(P1, InstanceId(0), stale[0].1, SweepCutoff::StoreAge, true, true)
+                    .await
+                    .reliable());
             })
         }));
         assert_eq!(events.iter().filter(|e| matches!(e, ModelEvent::Swept { lease_held: true, .. })).count(), 1);

@@ -3,13 +3,16 @@
 //! horizon (see [`crate::spec::RETRY_HORIZON`]); a committed write is never lost — a
 //! fault the spec does not tolerate is never injected.
 //!
-//! The `store-replies` kind strikes the request/reply boundary of the execution lanes'
-//! calls: a lost request (nothing applied), a lost reply after the store applied the call
+//! The `store-replies` kind strikes the request/reply boundary of every store client's
+//! calls — a lane's, a migration's, and a role's (the sweeper's, the timer poller's, a pull
+//! worker's; their requests can be lost, or their replies, never delayed): a lost request (nothing applied), a lost reply after the store applied the call
 //! (an ambiguous outcome the client must resolve), or the calling process frozen or killed
 //! just before it sends a request or just after the reply arrives. The client waits out its
 //! timeout on a lost message; it never learns which of the two was lost. A lost request may
 //! instead be delayed (`late_landing_per_lost`): it lands after the client gave up, whatever
-//! the sender is doing by then — retrying, frozen, dead, or on its next execution.
+//! the sender is doing by then — retrying, frozen, dead, or on its next execution. While
+//! the boundary is struck at all, every request travels on the wire (`Store::exchange`),
+//! so one sent by a process that then freezes lands on time, not when it resumes.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -22,6 +25,7 @@ use super::kind::FaultKind;
 use crate::ctx::{Context, FaultGate};
 use crate::event::{CallFault, ModelEvent, StoreCall};
 use crate::ids::{ExecId, InstanceId};
+use crate::ratio::Ratio;
 use crate::streams;
 
 /// Store faults inside a call draw from the store's own stream.
@@ -132,14 +136,7 @@ impl StoreFaults {
         self.lost(self.ctx.faults().store_replies.reply_lost_per_call, CallFault::ReplyLost, call, instance, exec)
     }
 
-    fn lost(
-        &self,
-        rate: crate::ratio::Ratio,
-        fault: CallFault,
-        call: StoreCall,
-        instance: InstanceId,
-        exec: ExecId,
-    ) -> bool {
+    fn lost(&self, rate: Ratio, fault: CallFault, call: StoreCall, instance: InstanceId, exec: ExecId) -> bool {
         if !self.ctx.fires(WIRE_GATE, rate) {
             return false;
         }
@@ -148,9 +145,37 @@ impl StoreFaults {
     }
 
     fn struck(&self, call: StoreCall, fault: CallFault, instance: InstanceId, exec: ExecId, detail: Duration) {
-        let task = executor::current_task().map(|t| t.number());
+        let task = crate::store::sender();
         self.ctx.emit(ModelEvent::CallStruck { instance, exec, call, fault, task });
         self.ctx.report(FaultKind::StoreReplies, None, detail);
+    }
+
+    /// True if the scenario strikes the request/reply boundary at all: requests then travel
+    /// on the wire, independent of their senders' processes (see `Store::exchange`).
+    pub fn on_the_wire(&self) -> bool {
+        let options = &self.ctx.faults().store_replies;
+        !(options.request_lost_per_call.is_never() && options.reply_lost_per_call.is_never())
+    }
+
+    /// True if a role's request reaches the store (otherwise it is reported lost).
+    pub fn role_request_arrives(&self, call: StoreCall, instance: Option<InstanceId>) -> bool {
+        let rate = self.ctx.faults().store_replies.request_lost_per_call;
+        !self.role_lost(rate, CallFault::RequestLost, call, instance)
+    }
+
+    /// True if a role's applied call's reply is lost (reported as struck).
+    pub fn role_reply_lost(&self, call: StoreCall, instance: Option<InstanceId>) -> bool {
+        self.role_lost(self.ctx.faults().store_replies.reply_lost_per_call, CallFault::ReplyLost, call, instance)
+    }
+
+    fn role_lost(&self, rate: Ratio, fault: CallFault, call: StoreCall, instance: Option<InstanceId>) -> bool {
+        if !self.ctx.fires(WIRE_GATE, rate) {
+            return false;
+        }
+        let task = crate::store::sender();
+        self.ctx.emit(ModelEvent::RoleCallStruck { call, fault, for_instance: instance, task });
+        self.ctx.report(FaultKind::StoreReplies, None, self.client_timeout());
+        true
     }
 
     /// Maybe strikes the calling process at the boundary of a call: just before its request

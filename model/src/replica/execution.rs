@@ -730,7 +730,7 @@ pub async fn defer_fire(ctx: &Context, store: &Store, work: &Work, refused: bool
     // The count is the row's, inside the store's deferring transaction: a
     // count read beforehand can be stale when two fires of one row race.
     let deferred = store
-        .defer_timer(work.instance, work.expects, refused, |attempt| {
+        .defer_timer(work.instance, work.expects, refused, move |attempt| {
             if no_backoff {
                 Duration::ZERO
             } else {
@@ -738,7 +738,12 @@ pub async fn defer_fire(ctx: &Context, store: &Store, work: &Work, refused: bool
             }
         })
         .await;
-    let (attempt, delay) = deferred.unwrap_or((0, Duration::ZERO));
+    // A deferral whose reply was lost may or may not have moved the row: either way the row
+    // fires again — at its deferred time, or when the fire lease of its pick runs out.
+    let (attempt, delay) = match deferred {
+        Reply::Answered(Some(answer)) => answer,
+        Reply::Answered(None) | Reply::TimedOut => (0, Duration::ZERO),
+    };
     Reaction::Deferred { attempt, backoff_ns: sutra_sim_core::time::duration_nanos(delay) }
 }
 

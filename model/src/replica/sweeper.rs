@@ -10,6 +10,15 @@
 //! the careless one clears what it selected, whatever happened meanwhile. The one-update
 //! shape selects and clears in a single conditional statement.
 //!
+//! Every statement crosses the store's faulty boundary, and a reply can be lost after the
+//! store applied the statement. A lease acquisition or renewal whose reply was lost may
+//! have made this process the holder: it acts as not leased this round (spec 000: the role
+//! acts only under a lease it holds; one it does not know of lapses unused, and holds the
+//! other processes off no longer than its duration). A lost select selected nothing this
+//! round. A lost clear (or one-statement sweep) may or may not have cleared: the clear is
+//! the store's own conditional judgement either way, so there is nothing to redo — a claim
+//! still stale is selected again next round.
+//!
 //! A process shutting down stops sweeping at its next wait (a round under way finishes); the
 //! lease it may hold is left to expire, as spec 000's lease-gated role allows for a holder
 //! that goes away.
@@ -24,8 +33,8 @@ use crate::faults::kind::FaultKind;
 use crate::ids::{OwnerId, ProcessId};
 use crate::mutant::Mutant;
 use crate::replica::shutdown::Shutdown;
-use crate::store::Store;
 use crate::store::{OwnerFilter, SweepCutoff};
+use crate::store::{Reply, Store};
 
 /// The careless sweeper's owner parser, written when a replica had one lane: it clears
 /// only owners that look like a bare process or its lane 0.
@@ -54,7 +63,7 @@ pub async fn run(ctx: Rc<Context>, store: Store, process: ProcessId, shutdown: R
         }
         let unleased = ctx.mutant_is(Mutant::SweeperUnleased);
         let asked_at = executor::local_now();
-        if !unleased && !store.acquire_lease(process, t.lease_duration).await {
+        if !unleased && store.acquire_lease(process, t.lease_duration).await != Reply::Answered(true) {
             continue;
         }
         let cutoff = if ctx.mutant_is(Mutant::LocalClockStaleness) {
@@ -72,13 +81,13 @@ pub async fn run(ctx: Rc<Context>, store: Store, process: ProcessId, shutdown: R
         let require_lease = !unleased && !fresh;
         let recheck = match shape {
             SweepShape::OneUpdate => {
-                store.sweep(process, cutoff, require_lease, filter).await;
+                let _unknown_if_lost = store.sweep(process, cutoff, require_lease, filter).await;
                 continue;
             }
             SweepShape::SelectThenClear => true,
             SweepShape::SelectThenClearUnchecked => false,
         };
-        let stale = store.select_stale(process, cutoff, filter).await;
+        let Reply::Answered(stale) = store.select_stale(process, cutoff, filter).await else { continue };
         if stale.is_empty() {
             continue;
         }
@@ -88,7 +97,7 @@ pub async fn run(ctx: Rc<Context>, store: Store, process: ProcessId, shutdown: R
             executor::yield_now().await;
         }
         for (instance, epoch) in stale {
-            store.clear_stale(process, instance, epoch, cutoff, require_lease, recheck).await;
+            let _unknown_if_lost = store.clear_stale(process, instance, epoch, cutoff, require_lease, recheck).await;
         }
     }
 }

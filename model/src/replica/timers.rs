@@ -4,6 +4,11 @@
 //! polling at its next wait (a poll under way dispatches what it picked first), and no
 //! poller sends a mis-routed fire to a replica that is shutting down or dead, nor waits for
 //! room in another replica's lane past its own shutdown request (it hands the fire back).
+//!
+//! The pick crosses the store's faulty boundary. A pick whose reply was lost may have
+//! hidden some rows for their fire lease: the poller fires nothing it was not told of, and
+//! those rows come due again once the lease runs out (at-least-once firing, as for a
+//! poller that dies holding them).
 
 use std::rc::Rc;
 
@@ -16,7 +21,7 @@ use crate::replica::cluster::Cluster;
 use crate::replica::cluster::ReplicaSurface;
 use crate::replica::execution::{defer_fire, Source, Work};
 use crate::routing::Routing;
-use crate::store::Store;
+use crate::store::{Reply, Store};
 
 /// Most timers one poll picks.
 pub const TIMERS_PER_POLL_MAX: usize = 64;
@@ -49,7 +54,9 @@ pub async fn run(
             Some(false) => continue,
             Some(true) => {}
         }
-        let due = store.pick_due_timers(t.timer_fire_lease, TIMERS_PER_POLL_MAX).await;
+        let Reply::Answered(due) = store.pick_due_timers(t.timer_fire_lease, TIMERS_PER_POLL_MAX).await else {
+            continue;
+        };
         for timer in due {
             let late = crate::faults::timer_jitter::lateness(&ctx);
             if !late.is_zero() {

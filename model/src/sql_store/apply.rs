@@ -63,7 +63,7 @@ pub fn claim(
     let now = now_ns();
     let sql = store.sql().expect("the SQL engine");
     // The claimant's clock: the mutant's reading, or the calling node's own.
-    let claimant_clock = client_now.unwrap_or_else(executor::local_now).as_nanos();
+    let claimant_clock = client_now.unwrap_or_else(crate::store::sender_clock).as_nanos();
     let timeout = nanos(store.claim_timeout);
     let careless = claim_careless(store, client_now);
     let granted = sql.borrow_mut().claim(instance, owner, now, timeout, claimant_clock, careless);

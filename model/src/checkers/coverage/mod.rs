@@ -7,6 +7,8 @@
 
 mod admin_409;
 mod ambiguous_commit_resolved;
+mod ambiguous_lease_renewal;
+mod ambiguous_sweep_clear;
 mod books;
 mod broker_redelivered;
 mod caller_struck_at_store_call;
@@ -31,6 +33,7 @@ mod refused_reclaim_after_stale_steal;
 mod relay_back_while_copy_queued;
 mod relay_refused;
 mod replica_died_mid_step;
+mod request_landed_while_sender_frozen;
 mod restarted_after_graceful_stop;
 mod same_owner_reclaim_granted;
 mod skewed_replica_claimed;
@@ -118,7 +121,7 @@ const fn listed<P: Property>() -> Listed {
 }
 
 /// The situation-named properties, in listing order; one per fault kind follows them.
-const LISTING: [Listed; 37] = [
+const LISTING: [Listed; 40] = [
     listed::<relay_refused::RelayRefused>(),
     listed::<timer_deferred::TimerDeferred>(),
     listed::<admin_409::Admin409>(),
@@ -156,6 +159,9 @@ const LISTING: [Listed; 37] = [
     listed::<hung_up_migration_released::HungUpMigrationReleased>(),
     listed::<migration_validation_error::MigrationValidationError>(),
     listed::<late_release_after_reclaim::LateReleaseAfterReclaim>(),
+    listed::<ambiguous_lease_renewal::AmbiguousLeaseRenewal>(),
+    listed::<ambiguous_sweep_clear::AmbiguousSweepClear>(),
+    listed::<request_landed_while_sender_frozen::RequestLandedWhileSenderFrozen>(),
 ];
 
 /// Every coverage property's registration, in listing order.

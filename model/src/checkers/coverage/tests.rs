@@ -227,6 +227,27 @@ fn history_reaching(name: &str) -> Vec<ModelEvent> {
             },
             E::CallStruck { instance: i, exec: e, call: StoreCall::Release, fault: CallFault::LateLanded, task: None },
         ],
+        "sometimes-ambiguous-lease-renewal" => vec![
+            E::LeaseAcquired { process: p, until_ns: 1, renewal: true, task: Some(7) },
+            E::RoleCallStruck {
+                call: StoreCall::Lease,
+                fault: CallFault::ReplyLost,
+                for_instance: None,
+                task: Some(7),
+            },
+        ],
+        "sometimes-ambiguous-sweep-clear" => vec![
+            E::Swept { instance: i, owner, epoch: 1, age_ns: 1, by: p, lease_held: true, task: Some(7) },
+            E::RoleCallStruck {
+                call: StoreCall::SweepClear,
+                fault: CallFault::ReplyLost,
+                for_instance: Some(i),
+                task: Some(7),
+            },
+        ],
+        "sometimes-request-landed-while-sender-frozen" => {
+            vec![E::ReplicaPaused { replica: 0, process: p, for_ns: 1 }, grant.clone()]
+        }
         "sometimes-caller-struck-at-store-call" => vec![E::CallStruck {
             instance: i,
             exec: e,
