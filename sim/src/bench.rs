@@ -151,6 +151,9 @@ mod tests {
     fn the_rates_are_the_counts_over_the_same_wall_time() {
         // No timing is asserted: only that each rate is its count divided by the one clock reading.
         let figures = measure_bare_emitting(2, BARE_EMIT_EVERY);
+        let runs = [0, 1].map(|seed| bare_workload_emitting(&RunConfig::seeded(seed), BARE_EMIT_EVERY));
+        assert_eq!(figures.polls, runs[0].polls + runs[1].polls);
+        assert_eq!(figures.events, runs[0].events + runs[1].events);
         let close = |rate: f64, count: u64| (rate * figures.wall_seconds - count as f64).abs() <= 1e-6 * count as f64;
         assert!(close(figures.polls_per_second, figures.polls), "{figures:?}");
         assert!(close(figures.seeds_per_second, figures.seeds), "{figures:?}");

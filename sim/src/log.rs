@@ -316,6 +316,7 @@ mod tests {
     fn a_malformed_filter_is_an_error_naming_it() {
         let error = "model=loud".parse::<LogFilter>().expect_err("not a level");
         assert_eq!(error.filter, "model=loud");
+        assert!(error.to_string().starts_with("invalid log filter \"model=loud\": "), "{error}");
     }
 
     #[test]

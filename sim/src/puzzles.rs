@@ -168,6 +168,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_treasure_is_named_as_reports_print_it() {
+        assert_eq!((Step::Passed(1).name(), Step::Treasure.name()), ("passed", "treasure"));
+        assert_eq!(Treasure.name(), "no-treasure");
+    }
+
+    #[test]
     fn a_puzzle_run_fails_only_past_its_last_gate_and_marks_each_gate() {
         // Seeds until one passes the first gate: its marks include that gate's first hit.
         let out = (0..100).map(|s| Puzzle::Maze.run(EntropyMode::Seed(s), true)).find(|o| !o.reached.is_empty());

@@ -183,7 +183,9 @@ mod tests {
         assert!(parse_duration("30").unwrap_err().0.contains("no unit"));
         assert!(parse_duration("3 parsecs").unwrap_err().0.contains("unknown unit"));
         assert!(parse_duration("").is_err());
-        assert!(parse_duration("1.2.3s").is_err());
+        assert!(parse_duration("1.2.3s").unwrap_err().0.contains("not a plain decimal"));
+        assert!(parse_duration("1.0000000001s").unwrap_err().0.contains("not a plain decimal"), "finer than 1 ns");
+        assert_eq!(parse_duration("1.000000001s"), Ok(Duration::from_nanos(1_000_000_001)));
         assert!(parse_duration("99999999999999999999h").is_err());
     }
 

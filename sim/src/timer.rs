@@ -235,6 +235,38 @@ mod tests {
     }
 
     #[test]
+    fn timers_over_every_magnitude_fire_in_order_against_a_sorted_reference() {
+        // Deadlines spread over all 64 bits, pushed while earlier ones fire, as a run does.
+        let mut q = TimerQueue::default();
+        let mut reference = std::collections::BTreeSet::new();
+        let (mut state, mut now, mut next_task) = (0x2545_f491_4f6c_dd1du64, 0u64, 0u32);
+        let mut random = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..2_000u32 {
+            for _ in 0..3 {
+                let span = random() >> (random() % 64);
+                let deadline = now.saturating_add(1 + span % (u64::MAX - now).max(1));
+                q.push(SimTime(deadline), task(next_task));
+                reference.insert((deadline, next_task));
+                next_task += 1;
+            }
+            if round % 2 == 0 {
+                let (deadline, due) = pop(&mut q).expect("a timer is queued");
+                let expected: Vec<u32> =
+                    reference.iter().take_while(|(d, _)| *d == deadline).map(|&(_, t)| t).collect();
+                assert_eq!(reference.first().map(|&(d, _)| d), Some(deadline), "round {round}");
+                assert_eq!(due, expected, "round {round}");
+                reference.retain(|&(d, _)| d != deadline);
+                now = deadline;
+            }
+        }
+    }
+
+    #[test]
     fn a_cleared_queue_holds_no_timer_and_takes_new_ones() {
         let mut q = TimerQueue::default();
         q.push(SimTime(10), task(1));
