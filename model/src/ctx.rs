@@ -133,7 +133,7 @@ impl Context {
             replica,
             detail_ns: sutra_sim_core::time::duration_nanos(detail),
             // The sender's task, also for a request the store takes on the wire's task.
-            task: crate::store::sender(),
+            task: crate::sender::sender(),
         });
     }
 

@@ -25,6 +25,7 @@ pub mod replica;
 pub mod request_log;
 pub mod routing;
 pub mod scenario;
+mod sender;
 pub mod signature;
 pub mod spec;
 pub mod sql_store;

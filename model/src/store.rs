@@ -30,6 +30,7 @@ use crate::event::{ModelEvent, StoreCall, TriggerRef, WriteKind};
 use crate::faults::store::{Refusal, RequestFate, StoreFaults};
 use crate::ids::{ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
 use crate::request_log::{RequestKey, RequestLog};
+use crate::sender::{applying_sent, sender, sent_now, Sent};
 use crate::spec::{RETRY_ATTEMPTS_MAX, RETRY_BACKOFF_BASE, RETRY_BACKOFF_MAX};
 use crate::streams;
 use crate::work_left::WorkLeft;
@@ -609,21 +610,6 @@ fn request_key(call: StoreCall, instance: InstanceId, exec: ExecId, claim: Claim
     RequestKey { call: call as u8, instance: instance.0, exec: exec.0, epoch: claim.epoch, detail }
 }
 
-/// Who sent the request the store is applying, when the store applies it on a task of its
-/// own (a request on the wire, or a delayed copy): the sender's task, as the executor
-/// witnessed it when it sent the request (none for a delayed copy), and the sender's clock
-/// reading at that instant.
-#[derive(Clone, Copy)]
-struct Sent {
-    task: Option<u64>,
-    clock: SimTime,
-}
-
-thread_local! {
-    /// Set while the store applies a request on its own task (see [`sender`]).
-    static SENT: std::cell::Cell<Option<Sent>> = const { std::cell::Cell::new(None) };
-}
-
 /// Held by a task while it has a request on the wire: cleared when the task is dropped
 /// (killed or aborted), not when it is frozen.
 #[derive(Default)]
@@ -640,39 +626,6 @@ impl SenderAlive {
 impl Drop for SenderAlive {
     fn drop(&mut self) {
         self.0.set(false);
-    }
-}
-
-/// Runs `apply` as the store's transaction of a request `sent` earlier.
-fn applying_sent<T>(sent: Sent, apply: impl FnOnce() -> T) -> T {
-    let outer = SENT.with(|s| s.replace(Some(sent)));
-    let answer = apply();
-    SENT.with(|s| s.set(outer));
-    answer
-}
-
-/// The sender of the request being applied, as the executor witnessed it now.
-fn sent_now() -> Sent {
-    Sent { task: executor::current_task().map(|t| t.number()), clock: executor::local_now() }
-}
-
-/// The task making the current store call, as the executor witnesses it: the task that
-/// sent the request even when it lands on the wire's own task; none for a delayed copy
-/// landing late — no task sends anything then; its sender was witnessed when it sent it
-/// (`CallStruck`, `RequestDelayed`), and may be frozen, dead or elsewhere now.
-pub(crate) fn sender() -> Option<u64> {
-    match SENT.with(|s| s.get()) {
-        Some(sent) => sent.task,
-        None => executor::current_task().map(|t| t.number()),
-    }
-}
-
-/// The sender's own clock when it sent the request being applied (what a claimant's clock
-/// reads for a statement that is handed it).
-pub(crate) fn sender_clock() -> SimTime {
-    match SENT.with(|s| s.get()) {
-        Some(sent) => sent.clock,
-        None => executor::local_now(),
     }
 }
 

@@ -145,7 +145,7 @@ impl StoreFaults {
     }
 
     fn struck(&self, call: StoreCall, fault: CallFault, instance: InstanceId, exec: ExecId, detail: Duration) {
-        let task = crate::store::sender();
+        let task = crate::sender::sender();
         self.ctx.emit(ModelEvent::CallStruck { instance, exec, call, fault, task });
         self.ctx.report(FaultKind::StoreReplies, None, detail);
     }
@@ -172,7 +172,7 @@ impl StoreFaults {
         if !self.ctx.fires(WIRE_GATE, rate) {
             return false;
         }
-        let task = crate::store::sender();
+        let task = crate::sender::sender();
         self.ctx.emit(ModelEvent::RoleCallStruck { call, fault, for_instance: instance, task });
         self.ctx.report(FaultKind::StoreReplies, None, self.client_timeout());
         true

@@ -13,9 +13,8 @@ use super::careless::Careless;
 use super::ops::Cleared;
 use crate::event::{ModelEvent, WriteKind};
 use crate::ids::{ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
-use crate::store::{
-    sender, Claim, ClaimResult, CommitSpec, OwnerFilter, Store, SweepCutoff, TaskRow, TimerRow, Trigger,
-};
+use crate::sender::sender;
+use crate::store::{Claim, ClaimResult, CommitSpec, OwnerFilter, Store, SweepCutoff, TaskRow, TimerRow, Trigger};
 
 fn now_ns() -> u64 {
     executor::now().as_nanos()
@@ -63,7 +62,7 @@ pub fn claim(
     let now = now_ns();
     let sql = store.sql().expect("the SQL engine");
     // The claimant's clock: the mutant's reading, or the calling node's own.
-    let claimant_clock = client_now.unwrap_or_else(crate::store::sender_clock).as_nanos();
+    let claimant_clock = client_now.unwrap_or_else(crate::sender::sender_clock).as_nanos();
     let timeout = nanos(store.claim_timeout);
     let careless = claim_careless(store, client_now);
     let granted = sql.borrow_mut().claim(instance, owner, now, timeout, claimant_clock, careless);

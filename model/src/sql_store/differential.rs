@@ -93,7 +93,7 @@ fn compare_row(store: &Store, operation: &'static str, statement: &str, instance
 pub fn claim(store: &Store, instance: InstanceId, owner: OwnerId, client_now: Option<SimTime>, model: ClaimResult) {
     let sql = store.sql().expect("the SQL engine");
     let now = executor::now().as_nanos();
-    let clock = client_now.unwrap_or_else(crate::store::sender_clock).as_nanos();
+    let clock = client_now.unwrap_or_else(crate::sender::sender_clock).as_nanos();
     let careless = super::apply::claim_careless(store, client_now);
     let granted = sql.borrow_mut().claim(instance, owner, now, nanos(store.claim_timeout), clock, careless);
     let answer = match granted {
