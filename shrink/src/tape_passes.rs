@@ -156,6 +156,15 @@ mod tests {
     }
 
     #[test]
+    fn zero_spans_clears_every_span_the_failure_does_not_need() {
+        let mut property = |c: &Candidate| c.tape.get(3).is_some_and(|&v| v != 0);
+        let limits = crate::Limits { oracle_calls_max: 1_000, time_budget: std::time::Duration::from_secs(3600) };
+        let mut search = Search::for_test(&mut property, Candidate::new(vec![], vec![1, 2, 3, 4]), limits);
+        zero_spans(&mut search);
+        assert_eq!(search.best.tape, vec![0, 0, 0, 4]);
+    }
+
+    #[test]
     fn spans_start_at_half_the_tape_and_walk_from_its_end() {
         // A property that never fails: every proposal is seen and none is taken.
         let mut proposed: Vec<Vec<u32>> = Vec::new();

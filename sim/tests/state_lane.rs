@@ -586,6 +586,30 @@ fn a_lane_without_the_reentrancy_check_hangs_on_indirect_reentry_and_the_hang_na
     }
 }
 
+#[test]
+fn a_wait_for_cycle_ends_the_run_at_once_though_other_tasks_are_ready() {
+    let flaws = LaneFlaws { skip_reentrancy_check: true, ..LaneFlaws::default() };
+    let spins = shared(0u32);
+    let counter = spins.clone();
+    let outcome = simulate(&config(1), Vec::<Box<dyn Checker<Quiet, ()>>>::new(), move |_| {
+        let a = StateLane::with_flaws("a", 0u32, flaws);
+        let b = StateLane::with_flaws("b", 0u32, flaws);
+        sim::spawn("caller", async move {
+            let a_back = a.clone();
+            let _ = a.run(async move { b.run(async move { a_back.run_with(|n| *n += 1).await }).await }).await;
+        });
+        sim::spawn("spinner", async move {
+            for _ in 0..10_000 {
+                *counter.borrow_mut() += 1;
+                yield_now().await;
+            }
+        });
+    });
+    assert!(matches!(outcome.verdict, Verdict::Hang { .. }), "{}", outcome.verdict);
+    let spun = *spins.borrow();
+    assert!(spun < 10_000, "the spinner ran on after the cycle was found: {spun} turns");
+}
+
 // --- §8 reentrancy: detached work ----------------------------------------------------------
 
 /// How the long-running operation started from a turn begins.

@@ -381,6 +381,8 @@ fn the_self_check_catches_a_divergence_no_event_shows() {
 fn a_verdict_names_the_checker_that_failed_or_its_class() {
     let violation = Verdict::Violation { checker: "no-double-resume".into(), message: "m".into() };
     assert_eq!(violation.checker(), Some("no-double-resume"));
+    assert_eq!(violation.to_string(), "violation of no-double-resume: m");
+    assert_eq!(Verdict::Crash { message: "boom".into() }.to_string(), "crash: boom");
     assert_eq!(Verdict::Crash { message: "boom".into() }.checker(), Some("crash"));
     assert_eq!(Verdict::Pass.checker(), None);
 }
