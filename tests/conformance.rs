@@ -33,9 +33,6 @@ const RUNS_TO_FLAG_MAX: u64 = 30;
 /// sleeps 4 s, three times the bound, so it is flagged however the load goes.
 const RUNS_AT_ONCE: u64 = 2;
 
-/// The URL `.ci/postgres` creates.
-const DEFAULT_POSTGRES_URL: &str = "postgresql://sutra:sutra@127.0.0.1:5432/sutra_conformance";
-
 /// What one run and its judgement gave.
 struct Judged {
     events: u64,
@@ -203,25 +200,9 @@ fn a_sweep_that_clears_by_id_without_rechecking_is_flagged() {
     assert_flagged(Variant::SweepUncheckedClear, None);
 }
 
-/// The PostgreSQL URL to use, or `None` (skipped, said on stderr) when there is no server
-/// and this is not CI.
-fn postgres_url() -> Option<String> {
-    let url = std::env::var("SUTRA_CONFORMANCE_POSTGRES").unwrap_or_else(|_| DEFAULT_POSTGRES_URL.to_string());
-    match postgres::Client::connect(&url, postgres::NoTls) {
-        Ok(_) => Some(url),
-        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("CI=true and no PostgreSQL at {}: {e} (.ci/run starts it with .ci/postgres)", db::redact(&url))
-        }
-        Err(e) => {
-            eprintln!("SKIPPED: the PostgreSQL runs need a server ({}: {e}); run .ci/postgres or set SUTRA_CONFORMANCE_POSTGRES", db::redact(&url));
-            None
-        }
-    }
-}
-
 #[test]
 fn on_postgresql_the_correct_runtime_is_clean_and_the_unchecked_select_then_clear_sweep_is_flagged() {
-    let Some(url) = postgres_url() else { return };
+    let Some(url) = db::test_postgres_url() else { return };
     assert_clean(Variant::Correct, 0..1, Some(&url));
     let runs = assert_flagged(Variant::SweepUncheckedClear, Some(&url));
     eprintln!("PostgreSQL READ COMMITTED: the unchecked select-then-clear sweep flagged after {runs} run(s)");
@@ -237,7 +218,7 @@ fn on_postgresql_a_sweep_blocked_past_its_lease_is_not_overtaken_by_the_next_hol
     use std::sync::Arc;
     use std::time::Duration;
     use sutra_conformance::store::{Caller, Path, Store};
-    let Some(url) = postgres_url() else { return };
+    let Some(url) = db::test_postgres_url() else { return };
     let target = Target::Postgres { url: url.clone(), schema: db::run_schema("lease_race") };
     let mut cfg = Config::new(0, Variant::Correct, target.clone());
     cfg.claim_timeout_ms = 200;

@@ -308,6 +308,27 @@ fn pg_error_text(e: &postgres::Error) -> String {
         None => e.to_string(),
     }
 }
+/// The URL `.ci/postgres` creates, used unless `SUTRA_CONFORMANCE_POSTGRES` names another.
+pub const TEST_POSTGRES_URL: &str = "postgresql://sutra:sutra@127.0.0.1:5432/sutra_conformance";
+
+/// The PostgreSQL server the tests run against, or `None` (skipped, said on stderr) when
+/// there is none and this is not CI; under `CI=true` a missing server fails the test.
+pub fn test_postgres_url() -> Option<String> {
+    let url = std::env::var("SUTRA_CONFORMANCE_POSTGRES").unwrap_or_else(|_| TEST_POSTGRES_URL.to_string());
+    match postgres::Client::connect(&url, postgres::NoTls) {
+        Ok(_) => Some(url),
+        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("CI=true and no PostgreSQL at {}: {e} (.ci/run starts it with .ci/postgres)", redact(&url))
+        }
+        Err(e) => {
+            eprintln!(
+                "SKIPPED: the PostgreSQL runs need a server ({}: {e}); run .ci/postgres or set SUTRA_CONFORMANCE_POSTGRES",
+                redact(&url)
+            );
+            None
+        }
+    }
+}
 
 /// A connection URL with its password left out, for messages.
 pub fn redact(url: &str) -> String {

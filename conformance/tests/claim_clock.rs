@@ -17,28 +17,12 @@ use sutra_conformance::clock::Clock;
 use sutra_conformance::store::{Caller, Path, Store};
 use sutra_conformance::{db, harness, Config, Statements, Target, Variant};
 
-const DEFAULT_POSTGRES_URL: &str = "postgresql://sutra:sutra@127.0.0.1:5432/sutra_conformance";
-
 /// How long the counter's lock is held while the claim waits.
 const HELD_MS: u64 = 300;
 
-fn postgres_url() -> Option<String> {
-    let url = std::env::var("SUTRA_CONFORMANCE_POSTGRES").unwrap_or_else(|_| DEFAULT_POSTGRES_URL.to_string());
-    match postgres::Client::connect(&url, postgres::NoTls) {
-        Ok(_) => Some(url),
-        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("CI=true and no PostgreSQL at {}: {e} (.ci/run starts it with .ci/postgres)", db::redact(&url))
-        }
-        Err(e) => {
-            eprintln!("SKIPPED: needs a PostgreSQL server ({}: {e}); run .ci/postgres", db::redact(&url));
-            None
-        }
-    }
-}
-
 #[test]
 fn a_claim_that_waited_for_the_audit_lock_is_witnessed_at_the_time_it_ran() {
-    let Some(url) = postgres_url() else { return };
+    let Some(url) = db::test_postgres_url() else { return };
     let schema = db::run_schema("claim_clock");
     let target = Target::Postgres { url: url.clone(), schema: schema.clone() };
     let cfg = Config::new(0, Variant::Correct, target.clone());
