@@ -219,6 +219,21 @@ mod tests {
     }
 
     #[test]
+    fn a_cloned_registry_holds_the_same_checkers() {
+        let mut r: Registry<u32, ()> = Registry::new();
+        r.register(CheckerSpec {
+            name: "never-seven",
+            kind: CheckerKind::Always,
+            description: "",
+            rules: &[],
+            factory: std::sync::Arc::new(never),
+        });
+        let copy = r.clone();
+        assert_eq!(copy.specs().map(|s| s.name).collect::<Vec<_>>(), vec!["never-seven"]);
+        assert!(copy.get("never-seven").is_ok());
+    }
+
+    #[test]
     #[should_panic(expected = "registered twice")]
     fn duplicate_names_are_refused() {
         let mut r: Registry<u32, ()> = Registry::new();

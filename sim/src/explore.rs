@@ -778,6 +778,38 @@ mod tests {
     }
 
     #[test]
+    fn the_reserved_share_is_dealt_out_in_turn_among_the_sometimes_properties() {
+        // Every run hits two sometimes-marks (slots 1 and 2) besides its own state mark.
+        let two = |spec: &RunSpec| {
+            let marks = vec![
+                Mark { slot: (spec.seed % 1_000) as u32 + 10, position: 1, kind: MarkKind::State },
+                Mark { slot: 1, position: 2, kind: MarkKind::Sometimes },
+                Mark { slot: 2, position: 3, kind: MarkKind::Sometimes },
+            ];
+            (RunSummary { marks, tape: Tape(vec![0; 4]), failed: false }, ())
+        };
+        let config = ExploreConfig {
+            runs: 16,
+            fresh_decay_runs: 0,
+            sometimes_share_percent: 100,
+            sometimes_share_after_runs: 0,
+            energy_sometimes: 16,
+            ..ExploreConfig::default()
+        };
+        let mut specs = Vec::new();
+        let stats = explore(&config, 1, &two, &mut |spec, _, _| specs.push(spec.clone()), &|| false);
+        let second: Vec<usize> = specs[8..16].iter().filter_map(|s| s.parent).collect();
+        let per_property: Vec<usize> = (stats.points.iter().enumerate())
+            .filter(|(_, p)| p.kind == MarkKind::Sometimes)
+            .map(|(i, _)| second.iter().filter(|&&p| p == i).count())
+            .collect();
+        assert_eq!(per_property.len(), 2, "{:?}", stats.points);
+        // Seven children, taken in turn: four and three, not all seven from the first.
+        assert_eq!(per_property.iter().sum::<usize>(), 7, "children of {second:?}");
+        assert!(per_property.iter().all(|&n| n >= 3), "children per property {per_property:?}");
+    }
+
+    #[test]
     fn a_share_of_children_switch_strategy_at_their_branch_point_and_their_descendants_keep_it() {
         let config = ExploreConfig { runs: 400, fresh_decay_runs: 0, switch_percent: 50, ..ExploreConfig::default() };
         let (_, specs) = explored(&config);

@@ -136,6 +136,24 @@ mod tests {
     }
 
     #[test]
+    fn slots_that_share_a_bit_position_in_different_words_are_both_recorded() {
+        // The bitmap is words of 64 slots: a slot's word is its number over 64, its bit the
+        // remainder. Two slots with the same remainder are different slots.
+        let first = (0..).find(|&id| slot_of(id, MarkKind::State) >= 64).expect("some id");
+        let slot = slot_of(first, MarkKind::State);
+        let other = (0..)
+            .find(|&id| {
+                let s = slot_of(id, MarkKind::State);
+                s != slot && s % 64 == slot % 64 && s / 64 != slot / 64
+            })
+            .expect("another id with the same bit in another word");
+        let mut log = MarkLog::new();
+        log.hit(first, MarkKind::State, 1);
+        log.hit(other, MarkKind::State, 2);
+        assert_eq!(log.marks.iter().map(|m| m.position).collect::<Vec<_>>(), vec![1, 2]);
+    }
+
+    #[test]
     fn marks_are_nothing_outside_a_marking_run() {
         mark(5);
         assert!(!marking());

@@ -290,6 +290,51 @@ impl<T> Future for Pop<T> {
 mod tests {
     use super::*;
 
+    /// A waker of its own (each call makes a different one) and the count of its wakes.
+    fn counting_waker() -> (std::sync::Arc<WakeCount>, Waker) {
+        let count = std::sync::Arc::new(WakeCount::default());
+        (count.clone(), Waker::from(count))
+    }
+
+    /// Counts the wakes of the waker made from it.
+    #[derive(Default)]
+    struct WakeCount(std::sync::atomic::AtomicU32);
+
+    impl std::task::Wake for WakeCount {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn a_notify_that_wakes_a_waiter_stores_no_permit() {
+        use std::pin::pin;
+        let notify = Notify::new();
+        let (woken, waiter) = counting_waker();
+        let (_, latecomer) = counting_waker();
+        let mut first = pin!(notify.notified());
+        assert!(first.as_mut().poll(&mut Context::from_waker(&waiter)).is_pending());
+        notify.notify();
+        assert_eq!(woken.0.load(std::sync::atomic::Ordering::Relaxed), 1, "the waiter is woken");
+        // The notification was the waiter's: a wait that starts after it still waits.
+        let mut second = pin!(notify.notified());
+        assert!(second.as_mut().poll(&mut Context::from_waker(&latecomer)).is_pending());
+        assert!(first.as_mut().poll(&mut Context::from_waker(&waiter)).is_ready());
+    }
+
+    #[test]
+    fn a_notify_with_no_waiter_stores_one_permit() {
+        use std::pin::pin;
+        let notify = Notify::new();
+        let (_, waker) = counting_waker();
+        notify.notify();
+        notify.notify();
+        let mut first = pin!(notify.notified());
+        assert!(first.as_mut().poll(&mut Context::from_waker(&waker)).is_ready());
+        let mut second = pin!(notify.notified());
+        assert!(second.as_mut().poll(&mut Context::from_waker(&waker)).is_pending(), "permits do not add up");
+    }
+
     #[test]
     fn a_queue_counts_what_it_holds() {
         let queue = Queue::new();

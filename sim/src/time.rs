@@ -163,6 +163,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_duration_field_reads_its_string_and_refuses_a_bad_one() {
+        use serde::de::value::{Error, StrDeserializer};
+        let read = |text: &str| serde_duration::deserialize(StrDeserializer::<Error>::new(text));
+        assert_eq!(read("1500ms").unwrap(), Duration::from_millis(1500));
+        assert_eq!(read("30s").unwrap(), Duration::from_secs(30));
+        assert!(read("thirty").unwrap_err().to_string().contains("thirty"));
+    }
+
+    #[test]
     fn an_instant_reads_back_in_nanoseconds_and_milliseconds() {
         assert_eq!(SimTime(2_500_000).as_nanos(), 2_500_000);
         assert_eq!(SimTime(2_500_000).as_millis(), 2);

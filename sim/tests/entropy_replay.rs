@@ -31,3 +31,23 @@ fn a_boosted_run_that_asks_a_chance_of_zero_replays_from_its_tape() {
         assert_eq!(replay.replay_position(), Some((boosted.draws(), boosted.draws())), "seed {seed}: every draw read");
     }
 }
+
+/// A boost raises the odds of a rare chance only (strictly between 0 and one half): a chance
+/// of one half or more is drawn exactly as in an unboosted run, so the same seed answers it
+/// the same way and records the same draws.
+#[test]
+fn a_boost_leaves_a_chance_of_one_half_or_more_as_it_is() {
+    for seed in 0..20 {
+        let mut boosted = Entropy::boosted(Tape(Vec::new()), seed, 8);
+        let mut plain = Entropy::random(seed);
+        let ask = |e: &mut Entropy| -> Vec<u32> {
+            (0..10)
+                .flat_map(|_| {
+                    [u32::from(e.chance_in(Stream::MODEL, 1, 2)), u32::from(e.chance_in(Stream::MODEL, 3, 4))]
+                })
+                .collect()
+        };
+        assert_eq!(ask(&mut boosted), ask(&mut plain), "seed {seed}");
+        assert_eq!(boosted.tape(), plain.tape(), "seed {seed}: the same draws recorded");
+    }
+}
