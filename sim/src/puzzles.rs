@@ -171,6 +171,7 @@ mod tests {
     fn the_treasure_is_named_as_reports_print_it() {
         assert_eq!((Step::Passed(1).name(), Step::Treasure.name()), ("passed", "treasure"));
         assert_eq!(Treasure.name(), "no-treasure");
+        assert_eq!(Puzzle::ALL.map(Puzzle::name), ["maze", "dungeon"]);
     }
 
     #[test]

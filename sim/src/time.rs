@@ -172,6 +172,12 @@ mod tests {
     }
 
     #[test]
+    fn an_instant_prints_as_milliseconds_with_three_decimals_of_microseconds() {
+        assert_eq!(SimTime(1_234_567).to_string(), "1.234ms");
+        assert_eq!(SimTime(2_500_000_999).to_string(), "2500.000ms");
+    }
+
+    #[test]
     fn an_instant_reads_back_in_nanoseconds_and_milliseconds() {
         assert_eq!(SimTime(2_500_000).as_nanos(), 2_500_000);
         assert_eq!(SimTime(2_500_000).as_millis(), 2);

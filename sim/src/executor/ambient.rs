@@ -234,6 +234,8 @@ pub fn sleep(duration: Duration) -> Sleep {
         let clock = n.clock;
         let length = crate::time::duration_nanos(duration);
         let origin = SleepOrigin::new(n, s.now, length);
+        #[cfg(test)]
+        let length = if s.lies.halved_sleeps { length / 2 } else { length };
         if clock.is_exact() {
             // `s.now.add(duration)`, without converting the duration a second time.
             let deadline = SimTime(s.now.0.saturating_add(length));

@@ -238,6 +238,8 @@ pub(super) struct Lies {
     pub(super) clamped_clock_sleeps: bool,
     /// A pause leaves the node's ready tasks on the ready list, to run while it is paused.
     pub(super) pause_leaves_ready: bool,
+    /// A sleep falls due after half its length.
+    pub(super) halved_sleeps: bool,
 }
 
 /// Plants `lies` in the entered world.

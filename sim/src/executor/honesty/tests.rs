@@ -177,6 +177,39 @@ fn a_clock_behind_simulated_time_that_freezes_its_sleeps_is_caught() {
 }
 
 #[test]
+fn a_sleep_that_ends_before_its_length_is_caught() {
+    let verdict = run(|_| {
+        plant(Lies { halved_sleeps: true, ..Lies::default() });
+        let replica = executor::add_node("replica", None);
+        spawn_on(replica, "timer", sleep(Duration::from_secs(1)));
+    });
+    assert_broken(&verdict, "begun at 0.000ms ended at 500.000ms, after 500ms of simulated time, shorter than");
+}
+
+/// A clock that once ran at 2.5 times simulated time (drift 1,500,000 ppm) and then at half
+/// of it: a sleep begun on the fast clock falls due late by simulated time, and its longest
+/// span allowed is measured with a drift above one million ppm.
+#[test]
+fn a_clock_that_ran_more_than_twice_as_fast_and_then_slow_keeps_its_promise() {
+    let ends = Rc::new(RefCell::new(Vec::new()));
+    let ends_in = ends.clone();
+    let verdict = run(move |_| {
+        let replica = executor::add_node("replica", None);
+        executor::set_clock(replica, NodeClock { offset_ns: 0, drift_ppm: 1_500_000 });
+        spawn_on(replica, "timer", async move {
+            sleep(Duration::from_secs(1)).await;
+            ends_in.borrow_mut().push(executor::now().as_millis());
+        });
+        spawn("skew", async move {
+            sleep(ms(100)).await;
+            executor::set_clock(replica, NodeClock { offset_ns: 0, drift_ppm: -500_000 });
+        });
+    });
+    assert_eq!(verdict, Verdict::Pass);
+    assert_eq!(ends.borrow().len(), 1);
+}
+
+#[test]
 fn a_node_paused_with_ready_tasks_that_still_runs_them_is_caught() {
     let lie = Lies { pause_leaves_ready: true, ..Lies::default() };
     let ran_while_paused = Rc::new(RefCell::new(false));
