@@ -336,6 +336,22 @@ mod tests {
     }
 
     #[test]
+    fn a_list_of_woken_wakers_is_kept_for_the_next_wait() {
+        // The doc's promise: a steady wait/wake cycle allocates nothing, because the buffer
+        // a wake takes out comes back as the spare the next one swaps in.
+        let mut waiters = Waiters::default();
+        let wakers: Vec<Waker> = (0..3).map(|_| counting_waker().1).collect();
+        for w in &wakers {
+            waiters.register(w);
+        }
+        let taken = waiters.take_all();
+        let capacity = taken.capacity();
+        assert!(capacity >= 3);
+        waiters.recycle(taken);
+        assert_eq!(waiters.spare.capacity(), capacity);
+    }
+
+    #[test]
     fn a_queue_counts_what_it_holds() {
         let queue = Queue::new();
         assert!(queue.is_empty());
