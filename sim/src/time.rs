@@ -178,6 +178,12 @@ mod tests {
     }
 
     #[test]
+    fn an_instant_plus_a_duration_is_later_by_it_and_saturates() {
+        assert_eq!(SimTime(5).add(Duration::from_nanos(7)), SimTime(12));
+        assert_eq!(SimTime(u64::MAX - 1).add(Duration::from_secs(1)), SimTime(u64::MAX));
+    }
+
+    #[test]
     fn an_instant_reads_back_in_nanoseconds_and_milliseconds() {
         assert_eq!(SimTime(2_500_000).as_nanos(), 2_500_000);
         assert_eq!(SimTime(2_500_000).as_millis(), 2);
