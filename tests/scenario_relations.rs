@@ -179,3 +179,16 @@ fn a_delay_the_heal_does_not_end_must_end_within_the_claim_timeout() {
         &["faults.broker.delay_max (24h) may be at most timeouts.claim_timeout (30s)"],
     );
 }
+
+#[test]
+fn store_replies_lost_on_every_call_are_refused_short_claim_timeout_crashed_at_once() {
+    // A lane sends an unanswered claim 24 times, then gives up: with every request lost
+    // until the heal and a 400 ms client timeout, that was 9.6 s into a 40 s faulty phase.
+    let short = include_str!("../scenarios/short-claim-timeout.toml");
+    let lost = short.replace("request_lost_per_call = \"1/40\"", "request_lost_per_call = \"1\"");
+    assert_ne!(lost, short);
+    let err = Scenario::from_toml(&lost, "s.toml").unwrap_err().0;
+    assert!(err.contains("faults.store_replies.request_lost_per_call (1/1) + faults.store_replies.reply_lost_per_call (1/25) may be at most 1/4"), "{err}");
+    let quarter = short.replace("request_lost_per_call = \"1/40\"", "request_lost_per_call = \"21/100\"");
+    Scenario::from_toml(&quarter, "s.toml").unwrap();
+}

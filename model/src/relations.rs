@@ -25,6 +25,8 @@ pub const OUTAGE_MAX: Duration = Duration::from_secs(RETRY_HORIZON.as_secs() / 5
 pub const OUTAGE_SHARE_INVERSE: u64 = 4;
 /// Largest chance that the store aborts a call, `1 / ABORT_INVERSE`.
 pub const ABORT_INVERSE: u64 = 10;
+/// Largest chance that a store call's request or reply is lost, `1 / LOST_INVERSE`.
+pub const LOST_INVERSE: u64 = 4;
 /// Largest chance that a step's attempt fails, `1 / ATTEMPT_FAILURE_INVERSE`.
 pub const ATTEMPT_FAILURE_INVERSE: u64 = 2;
 
@@ -34,6 +36,7 @@ pub fn check(s: &Scenario) -> Result<(), String> {
     store_trips_within_claim(s)?;
     store_outages(s)?;
     store_aborts(s)?;
+    store_replies_mostly_arrive(s)?;
     lease_outlasts_a_sweep(s)?;
     fire_lease_outlasts_a_fire(s)?;
     task_lock_outlasts_pull_work(s)?;
@@ -149,6 +152,28 @@ fn store_aborts(s: &Scenario) -> Result<(), String> {
             "faults.store.abort_per_call ({}{}) may be at most 1/{ABORT_INVERSE}: the store client's retries must outlast aborts and outages together",
             s.faults.store.abort_per_call,
             if s.faults.swarm { ", doubled by the swarm" } else { "" }
+        ));
+    }
+    Ok(())
+}
+
+/// A client sends a call whose request or reply was lost again, up to 24 times
+/// (`RETRY_ATTEMPTS_MAX`), then gives up — a lane's claim, read or release panics. Until the
+/// heal every attempt may be lost: at a loss rate of 1 a claim failed 24 times in a row
+/// whenever the faulty phase outlasted 24 client timeouts (`short-claim-timeout`'s 400 ms
+/// timeout under a 40 s phase crashed at once; scenarios with 2 s timeouts survived it by
+/// luck). At a quarter, 24 losses in a row come once in 10^14 calls.
+fn store_replies_mostly_arrive(s: &Scenario) -> Result<(), String> {
+    let r = &s.faults.store_replies;
+    let (n1, d1) = worst_rate(s, r.request_lost_per_call);
+    let (n2, d2) = worst_rate(s, r.reply_lost_per_call);
+    if (n1 * d2 + n2 * d1) * u128::from(LOST_INVERSE) > d1 * d2 {
+        return Err(format!(
+            "faults.store_replies.request_lost_per_call ({}) + faults.store_replies.reply_lost_per_call ({}){} may be at most 1/{LOST_INVERSE}: a client gives up on a call after {} unanswered attempts",
+            r.request_lost_per_call,
+            r.reply_lost_per_call,
+            if s.faults.swarm { ", doubled by the swarm" } else { "" },
+            crate::spec::RETRY_ATTEMPTS_MAX
         ));
     }
     Ok(())

@@ -357,7 +357,7 @@ mod tests {
         // Draws 0..=3000 ms; those below 2 s less six 4 ms trips fit: 1976 of 3001.
         assert_eq!(s.step_fit_share(), (1976, 3001));
         let n = s.attempts_bound();
-        let miss = 1.0 - 1976.0 / 3001.0;
+        let miss: f64 = 1.0 - 1976.0 / 3001.0;
         let steps = f64::from(s.workload.instances * s.workload.steps);
         assert!(steps * miss.powi(n as i32) < 1e-12, "{n}");
         assert!(steps * miss.powi(n as i32 - 1) >= 9e-13, "{n} is one more than needed");
