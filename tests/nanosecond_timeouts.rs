@@ -49,8 +49,9 @@ fn drawn(index: usize, permille: [u64; 11], jitter: [u64; 11], fast_sweep_ns: Op
     if let Some(ns) = fast_sweep_ns {
         t.sweep_interval = Duration::from_nanos(ns);
     }
-    // R16, which validation enforces: steps and their six store trips stay far below the
-    // claim timeout.
+    // R16, the spec's default: steps and their six store trips stay far below the claim
+    // timeout. (Validation keeps only the trips inside it; claim timeouts shorter than the
+    // steps, spec 000's tuning trade, are drawn by `tests/scaled_scenarios.rs`.)
     t.claim_timeout = t.claim_timeout.max((s.workload.step_duration_max + t.store_latency_max * 6) * 4);
     // And the task lock outlasts the longest pull work and its two store trips.
     let pull_work = s.workload.pull_work_max + t.store_latency_max * 2;

@@ -131,10 +131,64 @@ fn store_trips_far_inside_the_claim_timeout() {
     assert_refused(replaced("store_latency_max = \"4ms\"", "store_latency_max = \"2s\""), &["six store trips", "R16"]);
 }
 
+/// Spec 000's tuning trade can be asked (issue #23, item 5): a claim timeout shorter than
+/// the longest step is accepted — it was refused as a break of R16 — and the correct model
+/// runs it clean: the slow owner's commit is owner-conditional and matches nothing once
+/// its claim was swept or stolen, and the step is tried again.
+#[test]
+fn a_claim_timeout_shorter_than_the_steps_is_accepted_and_the_correct_model_survives_it() {
+    let short = include_str!("../scenarios/short-claim-timeout.toml");
+    let s = Scenario::from_toml(short, "short-claim-timeout.toml").unwrap();
+    assert!(s.workload.step_duration_max > s.timeouts.claim_timeout);
+    assert!(s.attempts_bound() > 1);
+    for seed in 0..4 {
+        let out = sutra_sim_model::run(&s, &sutra_sim_model::RunOptions::seeded(seed));
+        assert!(out.verdict.is_pass(), "seed {seed}: {}", out.verdict);
+    }
+    // The same change to smoke, with the delays the heal does not end kept within the
+    // timeout and the budgets the attempts need, is accepted as well.
+    let edited = smoke_with(|text| {
+        text.replace("claim_timeout = \"30s\"", "claim_timeout = \"2s\"")
+            .replace("step_duration_max = \"200ms\"", "step_duration_max = \"3s\"")
+            .replace("delay_max = \"2s\"", "delay_max = \"1s\"")
+            .replace("late_max = \"3s\"", "late_max = \"1s\"")
+            .replace("sim_time_max = \"1h\"", "sim_time_max = \"4h\"")
+            .replace("events_max = 200000", "events_max = 400000")
+            .replace("polls_max = 2000000", "polls_max = 4000000")
+            + "\n[faults.store_replies]\nclient_timeout = \"400ms\"\n"
+    });
+    assert!(edited.is_ok(), "{edited:?}");
+}
+
+#[test]
+fn a_claim_timeout_inside_the_store_trips_is_refused_no_step_could_keep_its_claim() {
+    // Six trips of 4 ms are 24 ms: a quarter of the claim timeout at most.
+    assert_refused(
+        |text: String| {
+            text.replace("claim_timeout = \"30s\"", "claim_timeout = \"95ms\"")
+                + "\n[faults.store_replies]\nclient_timeout = \"20ms\"\n"
+        },
+        &["six store trips of timeouts.store_latency_max (4ms) must be far below timeouts.claim_timeout (95ms)"],
+    );
+}
+
 #[test]
 fn a_delay_the_heal_does_not_end_must_end_within_the_claim_timeout() {
     assert_refused(
         replaced("delay_max = \"2s\"", "delay_max = \"24h\""),
         &["faults.broker.delay_max (24h) may be at most timeouts.claim_timeout (30s)"],
     );
+}
+
+#[test]
+fn store_replies_lost_on_every_call_are_refused_short_claim_timeout_crashed_at_once() {
+    // A lane sends an unanswered claim 24 times, then gives up: with every request lost
+    // until the heal and a 400 ms client timeout, that was 9.6 s into a 40 s faulty phase.
+    let short = include_str!("../scenarios/short-claim-timeout.toml");
+    let lost = short.replace("request_lost_per_call = \"1/40\"", "request_lost_per_call = \"1\"");
+    assert_ne!(lost, short);
+    let err = Scenario::from_toml(&lost, "s.toml").unwrap_err().0;
+    assert!(err.contains("faults.store_replies.request_lost_per_call (1/1) + faults.store_replies.reply_lost_per_call (1/25) may be at most 1/4"), "{err}");
+    let quarter = short.replace("request_lost_per_call = \"1/40\"", "request_lost_per_call = \"21/100\"");
+    Scenario::from_toml(&quarter, "s.toml").unwrap();
 }

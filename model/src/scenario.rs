@@ -306,6 +306,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("quiet", include_str!("../../scenarios/quiet.toml")),
     ("racing-timers", include_str!("../../scenarios/racing-timers.toml")),
     ("real-world", include_str!("../../scenarios/real-world.toml")),
+    ("short-claim-timeout", include_str!("../../scenarios/short-claim-timeout.toml")),
 ];
 
 impl Scenario {

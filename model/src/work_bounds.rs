@@ -35,6 +35,9 @@ pub const POLLS_PER_EVENT: u64 = 4;
 pub const POLLS_PER_PROCESS_SECOND: f64 = 4.0;
 /// Polls a periodic round may take (a poll loop's wake-up and the store calls it makes).
 pub const POLLS_PER_ROUND: f64 = 4.0;
+/// `ln(10^12)`: [`Scenario::attempts_bound`] allows every step of a run together a chance
+/// below one in 10^12 of needing more attempts.
+pub const ATTEMPTS_MISS_LN: f64 = 27.7;
 
 impl Scenario {
     /// The longest the correct model may go, after the heal, without progress while work is
@@ -42,7 +45,45 @@ impl Scenario {
     /// the whole workload: however much work is queued behind a lane or a pull worker, the
     /// next piece of it completes within one recovery and one step.
     pub fn progress_bound(&self) -> Duration {
-        self.recovery_bound() + self.step_bound()
+        self.recovery_bound() + self.step_bound() + self.retry_bound().saturating_mul(self.attempts_bound() - 1)
+    }
+
+    /// The share of a step's duration draws (whole milliseconds up to
+    /// `workload.step_duration_max`) that end, with the step's six store trips, before its
+    /// claim goes stale, as (fitting, all): a step that fits commits unless a fault strikes
+    /// it. All of them when the scenario keeps R16; validation keeps the trips inside a
+    /// quarter of the claim timeout, so some always do.
+    pub fn step_fit_share(&self) -> (u64, u64) {
+        let (t, w) = (&self.timeouts, &self.workload);
+        let draws = u64::try_from(w.step_duration_max.as_millis()).unwrap_or(u64::MAX - 1) + 1;
+        let room = t.claim_timeout.saturating_sub(t.store_latency_max * 6);
+        // A draw of d ms fits if d ms < room: d in 0..room's whole milliseconds.
+        let fitting = u64::try_from(room.as_millis()).unwrap_or(u64::MAX).min(draws);
+        (fitting, draws)
+    }
+
+    /// Attempts one step may take after the heal: 1 when every step fits in its claim
+    /// (R16); with a claim timeout shorter than the longest step (spec 000's tuning trade),
+    /// a step that outlasts its claim may be swept or stolen and its commit rejected (R19),
+    /// and the step is tried again. Each attempt fits with at least the chance
+    /// [`Self::step_fit_share`] gives, independently, so this many attempts all miss with a
+    /// chance below one in 10^12 for every step of the run together.
+    pub fn attempts_bound(&self) -> u32 {
+        let (fitting, draws) = self.step_fit_share();
+        if fitting >= draws {
+            return 1;
+        }
+        assert!(fitting > 0, "validation keeps the store trips inside a quarter of the claim timeout");
+        let miss = 1.0 - fitting as f64 / draws as f64;
+        let steps = (u64::from(self.workload.instances) * u64::from(self.workload.steps)).max(1) as f64;
+        let attempts = (steps.ln() + ATTEMPTS_MISS_LN) / -miss.ln();
+        (attempts.ceil() as u32).max(1)
+    }
+
+    /// One more attempt at a step whose claim was lost: the trigger handed back (a relay
+    /// requeued, a timer deferred by at most the backoff cap) and the step run again.
+    pub fn retry_bound(&self) -> Duration {
+        self.step_bound() + self.timeouts.timer_backoff_max
     }
 
     /// What the faults of the faulty phase can have left behind at the heal, each of which
@@ -88,13 +129,14 @@ impl Scenario {
     pub fn run_time_bound(&self) -> Duration {
         let (t, w, top) = (&self.timeouts, &self.workload, &self.topology);
         let store_calls = t.store_latency_max * 8;
-        let chain = self.step_bound() * w.steps;
+        let retries = self.attempts_bound() - 1;
+        let chain = (self.step_bound() + self.retry_bound().saturating_mul(retries)).saturating_mul(w.steps);
         let pull_queue = match top.pull_workers {
             0 => Duration::ZERO,
             workers => (w.pull_work_max + store_calls) * saturate(self.pull_tasks_bound().div_ceil(u64::from(workers))),
         };
         let lane_steps = self.busiest_lane_instances_bound() * u64::from(w.steps);
-        let lane_queue = (w.step_duration_max + store_calls) * saturate(lane_steps);
+        let lane_queue = (w.step_duration_max + store_calls).saturating_mul(saturate(lane_steps)).saturating_mul(self.attempts_bound());
         self.phases.heal_at + self.progress_bound() + chain + pull_queue + lane_queue
     }
 
@@ -107,6 +149,7 @@ impl Scenario {
         let seconds = seconds(self.run_time_bound()) as f64;
         EVENTS_PER_STEP
             .saturating_mul(steps)
+            .saturating_mul(u64::from(self.attempts_bound()))
             .saturating_add(self.over_the_run(EVENTS_PER_PROCESS_SECOND))
             .saturating_add((sweeps * seconds).ceil() as u64)
             .saturating_add(EVENTS_PER_PROCESS_TICK.saturating_mul(self.processes()).saturating_mul(ticks))
@@ -141,7 +184,7 @@ impl Scenario {
             return Err(format!(
                 "run.sim_time_max ({}) is shorter than a run of this workload may take ({}: the heal at {}, a \
                  recovery and each instance's {} step(s), {} pull task(s) on {} pull worker(s) and {} step(s) on the \
-                 busiest lane, at their longest); raise it to at least {}{}",
+                 busiest lane, at their longest{}); raise it to at least {}{}",
                 format_duration(self.run.sim_time_max),
                 format_duration(needed),
                 format_duration(self.phases.heal_at),
@@ -149,6 +192,7 @@ impl Scenario {
                 self.pull_tasks_bound(),
                 self.topology.pull_workers,
                 self.busiest_lane_instances_bound() * u64::from(self.workload.steps),
+                self.attempts_text(),
                 format_duration(needed),
                 if needed > crate::scenario::DURATION_MAX {
                     " — which is past the longest a scenario may give: fewer instances or steps, or more pull workers"
@@ -164,11 +208,12 @@ impl Scenario {
             if have < needed {
                 return Err(format!(
                     "{key} ({have}) is below what a run of this workload may take ({needed}, for {} instance(s) of {} \
-                     step(s) on {} process(es) over up to {}); raise it to at least {needed}{}",
+                     step(s) on {} process(es) over up to {}{}); raise it to at least {needed}{}",
                     self.workload.instances,
                     self.workload.steps,
                     self.processes(),
                     format_duration(self.run_time_bound()),
+                    self.attempts_text(),
                     if needed > most {
                         format!(" — which is past the most a scenario may give ({most}): fewer instances or steps")
                     } else {
@@ -178,6 +223,19 @@ impl Scenario {
             }
         }
         Ok(())
+    }
+
+    /// Says, in a budget's refusal, that steps may take several attempts; empty when they
+    /// fit in their claims.
+    fn attempts_text(&self) -> String {
+        match self.attempts_bound() {
+            1 => String::new(),
+            n => format!(
+                ", each step up to {n} attempts: steps of up to {} outlast the claim timeout ({}) and may be stolen and tried again",
+                format_duration(self.workload.step_duration_max),
+                format_duration(self.timeouts.claim_timeout)
+            ),
+        }
     }
 
     /// Steps that may wait for a pull task: a draw of each non-first step's kind.
@@ -280,6 +338,48 @@ mod tests {
         let mut s = Scenario::built_in("smoke").unwrap();
         s.run.sim_time_max = s.phases.heal_at + Duration::from_secs(1);
         assert!(s.validate().unwrap_err().contains("run.sim_time_max"));
+    }
+
+    #[test]
+    fn steps_that_fit_their_claims_take_one_attempt_and_the_bounds_stay_as_they_were() {
+        for s in Scenario::all_built_in().into_iter().filter(|s| s.name != "short-claim-timeout") {
+            assert_eq!(s.step_fit_share().0, s.step_fit_share().1, "{}", s.name);
+            assert_eq!(s.attempts_bound(), 1, "{}", s.name);
+            assert_eq!(s.progress_bound(), s.recovery_bound() + s.step_bound(), "{}", s.name);
+        }
+    }
+
+    #[test]
+    fn steps_longer_than_the_claim_timeout_take_attempts_that_all_miss_less_than_once_in_10_to_the_12() {
+        let mut s = Scenario::built_in("smoke").unwrap();
+        s.timeouts.claim_timeout = Duration::from_secs(2);
+        s.workload.step_duration_max = Duration::from_secs(3);
+        // Draws 0..=3000 ms; those below 2 s less six 4 ms trips fit: 1976 of 3001.
+        assert_eq!(s.step_fit_share(), (1976, 3001));
+        let n = s.attempts_bound();
+        let miss: f64 = 1.0 - 1976.0 / 3001.0;
+        let steps = f64::from(s.workload.instances * s.workload.steps);
+        assert!(steps * miss.powi(n as i32) < 1e-12, "{n}");
+        assert!(steps * miss.powi(n as i32 - 1) >= 9e-13, "{n} is one more than needed");
+        assert_eq!(s.progress_bound(), s.recovery_bound() + s.step_bound() + s.retry_bound() * (n - 1));
+        // A shorter claim timeout needs more attempts, and more time.
+        let mut shorter = s.clone();
+        shorter.timeouts.claim_timeout = Duration::from_millis(500);
+        assert!(shorter.attempts_bound() > n);
+        assert!(shorter.run_time_bound() > s.run_time_bound());
+    }
+
+    #[test]
+    fn a_budget_refusal_names_the_attempts_of_steps_that_outlast_their_claims() {
+        let mut s = Scenario::built_in("smoke").unwrap();
+        s.timeouts.claim_timeout = Duration::from_secs(2);
+        s.workload.step_duration_max = Duration::from_secs(3);
+        for delay in [&mut s.faults.broker.delay_max, &mut s.faults.store.latency_spike_max, &mut s.faults.timer_jitter.late_max] {
+            *delay = (*delay).min(s.timeouts.claim_timeout);
+        }
+        s.faults.store_replies.client_timeout = Duration::from_millis(400);
+        let e = s.validate().unwrap_err();
+        assert!(e.contains("attempts: steps of up to 3s outlast the claim timeout (2s)"), "{e}");
     }
 
     #[test]

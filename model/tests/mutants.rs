@@ -138,3 +138,21 @@ fn deep_mutants_are_killed_at_their_known_seeds_and_the_correct_model_passes_the
         );
     }
 }
+
+/// Spec 000's tuning trade (issue #23, item 5): the owner-blind commit — the reference
+/// runtime's shape before its fix — is what a short claim timeout makes dangerous. In
+/// `short-claim-timeout`, where steps outlast their claims and are stolen all the time, it
+/// dies on nearly every seed; in `smoke`, only where a rare slow step or pause lets a steal
+/// happen. (`sweep --mutant unconditional-commit --count 2000`: 1,954 of 2,000 seeds of
+/// short-claim-timeout fail, 278 of 2,000 of smoke.)
+#[test]
+fn the_owner_blind_commit_dies_on_most_seeds_of_a_short_claim_timeout() {
+    let info = Mutant::UnconditionalCommit.info();
+    let kills = |name: &str| {
+        let scenario = Scenario::built_in(name).unwrap();
+        (0..40).filter(|&seed| info.killed_by(&run_for_kill(&scenario, seed, info).unwrap().verdict)).count()
+    };
+    let (short, smoke) = (kills("short-claim-timeout"), kills("smoke"));
+    assert!(short >= 36, "short-claim-timeout: {short} of 40");
+    assert!(smoke < short / 2, "smoke: {smoke} of 40, short-claim-timeout {short}");
+}

@@ -7,6 +7,13 @@
 //! work behind one lane or one pull worker than the bound allows for, and a stall is caught
 //! as soon as it is one at any size. The work left is counted from the store's witnesses
 //! (instances started, rows written) alone; the view is never asked.
+//!
+//! Where steps may outlast the claim timeout (spec 000's tuning trade), a step may be
+//! stolen and its commit rejected on one attempt after another: the progress bound counts
+//! as many attempts as make all of them missing less likely than once in 10^12 over the
+//! run (`Scenario::attempts_bound`), each attempt fitting in its claim with at least the
+//! share of step durations that end inside it — a bound that still holds, not a pass for
+//! a scenario it cannot judge.
 
 use std::sync::Arc;
 use std::time::Duration;
