@@ -64,9 +64,9 @@ fn run_and_check(variant: Variant, seed: u64, postgres: Option<&str>) -> Judged 
     };
     let history = dir.join("history.jsonl");
     let mut cfg = Config::new(seed, variant, target);
-    // The drain's bound is the run's own (`Config::drain_bound_ms`): four times the work
-    // its parameters make (16 s for the correct runtime, 62 s for a claim timeout shorter
-    // than the steps, whose commits mostly find their claim swept).
+    // The drain's bound is the run's own (`Config::drain_bound_ms`), from the work its
+    // parameters make: 60 s for the correct runtime, 273 s for a claim timeout shorter than
+    // the steps, whose commits mostly find their claim swept.
     if variant == Variant::SweepUncheckedClear {
         // River #1302's window, between the select and each clear, held open 100 ms instead
         // of 20: a claim granted on a selected row inside it is what the unchecked clear
