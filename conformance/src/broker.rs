@@ -262,3 +262,64 @@ fn settle(s: &mut State, process: u32, count: u32) {
         *n = n.saturating_sub(count);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+
+    use super::*;
+
+    /// Set by [`waiting_for_the_write_lock`]: a connection found SQLite's write lock taken.
+    static WAITING: AtomicBool = AtomicBool::new(false);
+
+    /// A SQLite busy handler that says so and waits on, for as long as the lock is held.
+    fn waiting_for_the_write_lock(_attempt: i32) -> bool {
+        WAITING.store(true, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(1));
+        true
+    }
+
+    /// Last session's fix: the broker held its lock across a witness's database transaction,
+    /// so every other broker call — another consumer's delivery, a requeue, a publication,
+    /// the liveness watch — waited for one consumer's witness to get the store's write
+    /// lock. Here a delivery's witness waits for the write lock, which the test holds; a
+    /// publication must still go through. No time decides it: the test waits until the
+    /// delivering thread is seen waiting for the lock, and holds the lock until the
+    /// publication returns — with the old broker that is never (the publication waits for
+    /// the broker lock, held by a delivery that waits for the test), so it gives up after
+    /// 10 s rather than hang.
+    #[test]
+    fn a_broker_call_does_not_wait_for_another_calls_witness_write() {
+        let dir = crate::scratch_dir("broker-lock").expect("a scratch directory");
+        let target = crate::harness::sqlite_target(&dir);
+        let sql = Arc::new(Statements::default());
+        let mut setup = Conn::open(&target).expect("open");
+        crate::harness::set_up(&mut setup, &sql).expect("set up");
+        let broker = Arc::new(Broker::new(sql, 4));
+        broker.publish(0, 0, 1);
+        let Conn::Sqlite(holder) = &setup else { unreachable!("a SQLite target") };
+        holder.execute_batch("BEGIN IMMEDIATE").expect("take the write lock");
+        let mut consumer = Conn::open(&target).expect("open");
+        let Conn::Sqlite(c) = &mut consumer else { unreachable!("a SQLite target") };
+        c.busy_handler(Some(waiting_for_the_write_lock)).expect("a busy handler");
+        let b = broker.clone();
+        let delivering = std::thread::spawn(move || b.next(&mut consumer, "replica-0", 1));
+        while !WAITING.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let b = broker.clone();
+        let publishing = std::thread::spawn(move || {
+            b.publish(1, 1, 1);
+            tx.send(b.outstanding()).expect("the test waits");
+        });
+        let published = rx.recv_timeout(Duration::from_secs(10));
+        holder.execute_batch("COMMIT").expect("release the write lock");
+        publishing.join().expect("the publisher");
+        let delivered = delivering.join().expect("the delivery").expect("the delivery's witness is written");
+        assert_eq!(published, Ok(2), "a publication waited for another consumer's delivery witness");
+        assert_eq!(delivered.map(|d| d.message), Some(0));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -146,10 +146,12 @@ impl Decoder {
         id
     }
 
-    /// The event of one line (its head already read), or why it is malformed. The event's
-    /// fields are read straight from the line's bytes as the variant its kind names (the
-    /// line's own keys are fields no variant has, so they are passed over); a line that
-    /// does not read so — string owner ids — is read again through a JSON value.
+    /// The event of one line (its head already read), or why it is malformed. `bytes` is
+    /// the line's fields as one JSON object ([`super::reader::RawLine::fields`]: the line
+    /// after its head, or the whole line; the line's own keys are fields no variant has,
+    /// so any still in it are passed over). They are read straight from the bytes as the
+    /// variant its kind names; a line that does not read so — string owner ids — is read
+    /// again through a JSON value.
     pub fn event(&mut self, head: &Head, bytes: &[u8]) -> Result<Decoded, String> {
         let Some((variant, _)) = self.variants.get(head.kind.as_str()) else {
             return Ok(Decoded::Skipped);

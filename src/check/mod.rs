@@ -266,7 +266,7 @@ fn judge(set: &CheckerSet, mut readers: Vec<LineReader>, given: Option<&Scenario
     let (mut failing_seq, mut failing_instance) = (None, None);
     'lines: while let Some(raw) = merged.next_line()? {
         let at = |m: String| InputError { file: merged.paths()[raw.file].clone(), line: raw.line, message: m };
-        let event = match decoder.event(&raw.head, &raw.bytes).map_err(at)? {
+        let event = match decoder.event(&raw.head, raw.fields()).map_err(at)? {
             Decoded::Event(e) => e,
             Decoded::Skipped => {
                 skipped += 1;
@@ -358,7 +358,7 @@ fn story(mut readers: Vec<LineReader>, report: &CheckReport, failing: u64) -> Re
         if raw.head.seq > failing {
             break;
         }
-        let Ok(Decoded::Event(e)) = decoder.event(&raw.head, &raw.bytes) else { continue };
+        let Ok(Decoded::Event(e)) = decoder.event(&raw.head, raw.fields()) else { continue };
         let instance = e.kind.instance();
         if e.seq == failing || instance.is_none() || instance == report.failing_instance {
             kept.push_back(e);

@@ -46,6 +46,10 @@ pub struct Head {
     pub node: String,
     /// The event kind, kebab-case.
     pub kind: String,
+    /// Where the event's own fields start in the line as read (see [`RawLine::fields`]);
+    /// 0 when they are read from the whole line.
+    #[serde(skip)]
+    pub fields_at: usize,
 }
 
 impl Head {
@@ -60,8 +64,9 @@ impl Head {
         let rest = rest.strip_prefix(b",\"node\":\"")?;
         let (node, rest) = plain_string(rest)?;
         let rest = rest.strip_prefix(b",\"kind\":\"")?;
-        let (kind, _) = plain_string(rest)?;
-        Some(Head { seq, time_ns, node, kind })
+        let (kind, rest) = plain_string(rest)?;
+        let fields_at = if rest.first() == Some(&b',') { line.len() - rest.len() } else { 0 };
+        Some(Head { seq, time_ns, node, kind, fields_at })
     }
 }
 
@@ -96,8 +101,19 @@ pub struct RawLine {
     pub file: usize,
     /// Its line number, from 1.
     pub line: u64,
-    /// The line, without its newline.
+    /// The line, without its newline (its byte at the head's `fields_at`, if that is not 0,
+    /// turned from `,` into `{`).
     pub bytes: Vec<u8>,
+}
+
+impl RawLine {
+    /// The event's fields as one JSON object: the line after its head, which the reader
+    /// has already read, so the event's decoder does not read the head's keys again —
+    /// `{"witness":…,…}`, the comma after the head's `kind` made the object's brace. A
+    /// line not written as `docs/history.md` says a writer should is given whole.
+    pub fn fields(&self) -> &[u8] {
+        &self.bytes[self.head.fields_at..]
+    }
 }
 
 /// One file's lines, read one at a time.
@@ -185,11 +201,14 @@ impl EventLines {
     fn advance(&mut self) -> Result<(), InputError> {
         self.next = None;
         let Some(line) = self.reader.next_line()? else { return Ok(()) };
-        let bytes = line.to_vec();
+        let mut bytes = line.to_vec();
         let head = Head::written(&bytes).map_or_else(|| serde_json::from_slice(&bytes), Ok).map_err(|e| {
             let json = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_ok();
             self.reader.error(format!("{}: {e}", if json { "not an event line" } else { "malformed JSON" }))
         })?;
+        if head.fields_at > 0 {
+            bytes[head.fields_at] = b'{';
+        }
         let seq = head.seq;
         if let Some(last) = self.last_seq.filter(|&last| seq <= last) {
             return Err(self.reader.error(format!("seq {seq} does not follow seq {last}: a history's seq must rise")));
