@@ -1,6 +1,6 @@
 //! Books that several checkers keep alike, kept once per run in the view
-//! ([`ModelView::ledger`]) and booked once per event, by whichever of their readers the
-//! judge calls first; the others read what it booked.
+//! ([`crate::view::ModelView::ledger`]) and booked once per event, by whichever of their
+//! readers the judge calls first; the others read what it booked.
 //!
 //! Why: every reader keeping its own copy pays for the same books once per reader on every
 //! event (`prefetch-window` and `sometimes-prefetch-window-full` each kept every
