@@ -5,6 +5,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use crate::checkers::ledger::Ledger;
 use crate::ctx::Config;
 use crate::ids::{InstanceId, OwnerId, ProcessId};
 use crate::replica::cluster::Cluster;
@@ -28,6 +29,10 @@ pub struct ModelView {
     /// the header's `broker_call_latency_max_ns`); zero in a simulation, whose broker answers
     /// within the scenario's own latencies.
     broker_call_latency: std::time::Duration,
+    /// The books several checkers keep alike, kept once (see [`crate::checkers::ledger`]):
+    /// the checkers' own, made from the events they judge, not the model's state. Shared by
+    /// reference so that a view remade for the same history keeps them.
+    ledger: Rc<Ledger>,
     /// Hand-made binding tables for checkers' unit tests, by process.
     #[cfg(test)]
     tables: Option<Rc<RefCell<std::collections::BTreeMap<ProcessId, TableView>>>>,
@@ -79,6 +84,7 @@ impl ModelView {
             cluster: None,
             unwitnessed: 0,
             broker_call_latency: std::time::Duration::ZERO,
+            ledger: Rc::default(),
             #[cfg(test)]
             tables: None,
             #[cfg(test)]
@@ -99,6 +105,18 @@ impl ModelView {
     pub fn with_broker_call_latency(mut self, latency: std::time::Duration) -> ModelView {
         self.broker_call_latency = latency;
         self
+    }
+
+    /// The same view, sharing `other`'s ledger: a view remade in the middle of a history
+    /// (`check`, at a swarm selection) keeps the books the checkers have kept so far.
+    pub fn sharing_ledger(mut self, other: &ModelView) -> ModelView {
+        self.ledger = other.ledger.clone();
+        self
+    }
+
+    /// The books several checkers keep alike ([`crate::checkers::ledger`]).
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
     }
 
     /// The longest one broker call takes, as the history declares it (zero in a simulation).

@@ -134,6 +134,9 @@ pub struct Entropy {
     source: Source,
     /// Every draw with `n > 1`, as actually used (after `% n` on replay).
     recorded: Vec<u32>,
+    /// Whether a boost above 1 can ever be in force (a boosted branch's): every chance of
+    /// any other run skips looking for one, a test that sat on the bare executor's hot path.
+    may_boost: bool,
 }
 
 impl Entropy {
@@ -142,13 +145,14 @@ impl Entropy {
         Entropy {
             source: Source::Random { seed, streams: std::array::from_fn(|_| None), boost: 1 },
             recorded: Vec::with_capacity(TAPE_RESERVE),
+            may_boost: false,
         }
     }
 
     /// Reads draws from `tape`; past its end every draw is 0.
     pub fn replay(tape: Tape) -> Entropy {
         let recorded = Vec::with_capacity(tape.0.len().clamp(TAPE_RESERVE, TAPE_LEN_MAX));
-        Entropy { source: Source::Replay { input: tape.0, position: 0, then: None }, recorded }
+        Entropy { source: Source::Replay { input: tape.0, position: 0, then: None }, recorded, may_boost: false }
     }
 
     /// Reads draws from `prefix`, then draws afresh from ChaCha8 seeded with `seed`: a
@@ -170,6 +174,7 @@ impl Entropy {
         Entropy {
             recorded: Vec::with_capacity(prefix.0.len().clamp(TAPE_RESERVE, TAPE_LEN_MAX)),
             source: Source::Replay { input: prefix.0, position: 0, then: Some((seed, boost.max(1))) },
+            may_boost: boost > 1,
         }
     }
 
@@ -233,7 +238,7 @@ impl Entropy {
     pub fn chance_in(&mut self, stream: Stream, numerator: u32, denominator: u32) -> bool {
         // Only a chance strictly between 0 and one half is boosted; the exact draw checks
         // the odds and answers the rest.
-        if numerator > 0 && u64::from(numerator) * 2 < u64::from(denominator) && self.boost() > 1 {
+        if self.may_boost && numerator > 0 && u64::from(numerator) * 2 < u64::from(denominator) && self.boost() > 1 {
             return self.boosted_chance(stream, numerator, denominator);
         }
         self.chance_in_exact(stream, numerator, denominator)

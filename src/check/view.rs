@@ -56,6 +56,7 @@ impl HistoryView {
     /// A model view of the rows with this seed's `faults` and the header's declarations.
     fn model_view(&self, faults: sutra_sim_model::scenario::Faults) -> ModelView {
         ModelView::new(self.config(faults), self.store.clone())
+            .sharing_ledger(&self.view)
             .with_unwitnessed(self.unwitnessed)
             .with_broker_call_latency(self.broker_call_latency)
     }

@@ -1,6 +1,12 @@
 //! The built-in checkers of DESIGN.md §5, one file each, and the coverage
 //! (sometimes-)properties. Every checker judges events and the read-only [`ModelView`]
 //! only — exactly what a user-written checker can see.
+//!
+//! To add a checker: a file here with its `//!`, a `spec()` and a [`sutra_sim_core::Checker`]
+//! whose `interest` names only the tags it reads (the judge calls it for those alone); list
+//! its `spec()` in [`built_in`] at its place in judging order. A coverage property goes in
+//! `coverage/` (see its `//!`). Books another checker keeps too go in [`ledger`], kept once
+//! per run in the view and booked once per event, not in each checker.
 
 pub mod bindings_consistent;
 pub mod bounce_meter_agrees;
@@ -13,6 +19,7 @@ pub mod exits_release;
 pub mod faults_applied;
 pub mod lane_contract;
 pub mod lease_exclusive;
+pub mod ledger;
 pub mod linear_history;
 pub mod live_leak;
 pub mod no_double_resume;

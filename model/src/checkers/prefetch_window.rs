@@ -18,6 +18,9 @@
 //! consumers holding each unsettled message: a settle visits those alone, not every
 //! consumer the run has had (a 10-million-event history has hundreds of thousands, and
 //! `check` spent nearly all its time walking them on every ack).
+//!
+//! The books are kept once per run in the view's ledger ([`crate::checkers::ledger`]),
+//! shared with `sometimes-prefetch-window-full`, which asks about the same events.
 
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
@@ -25,15 +28,19 @@ use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
+use crate::checkers::ledger::{Reader, PREFETCH_READS};
 use crate::dense::DenseMap;
 use crate::event::{millis_text, ModelEvent};
 use crate::ids::{MessageId, ProcessId};
 use crate::view::ModelView;
 
-/// The checker's state: unsettled deliveries per consumer, by message (a lower bound of
+/// The checker; its books are in the view's ledger.
+pub struct PrefetchWindow;
+
+/// The checker's books: unsettled deliveries per consumer, by message (a lower bound of
 /// the broker's own count).
 #[derive(Default)]
-pub struct PrefetchWindow {
+pub struct PrefetchBooks {
     unsettled: DenseMap<ProcessId, Held>,
     /// The consumers holding at least one unsettled copy of each message, each once.
     /// Invariant: `p` is in `holders[m]` exactly when `unsettled[p]` holds a copy of `m`;
@@ -127,11 +134,11 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
         kind: CheckerKind::Always,
         description: "no consumer holds more unsettled deliveries than the scenario's prefetch window",
         rules: &[],
-        factory: Arc::new(|| Box::new(PrefetchWindow::default())),
+        factory: Arc::new(|| Box::new(PrefetchWindow)),
     }
 }
 
-impl PrefetchWindow {
+impl PrefetchBooks {
     /// Takes one unsettled copy of `message` out of `consumer`'s window, if it has one.
     fn settle_at(&mut self, consumer: ProcessId, message: MessageId) {
         let last = self.unsettled.get_mut(consumer).is_some_and(|held| held.settle(message));
@@ -148,8 +155,7 @@ impl PrefetchWindow {
     }
 
     /// Books one broker witness; for a delivery, the consumer, the message and how many
-    /// deliveries the consumer now holds unsettled (at least). Coverage's
-    /// `sometimes-prefetch-window-full` keeps the same books.
+    /// deliveries the consumer now holds unsettled (at least).
     pub(crate) fn observe(&mut self, event: &ModelEvent) -> Option<(ProcessId, MessageId, u32)> {
         match event {
             ModelEvent::RelayDelivered { message, process, .. } => {
@@ -197,14 +203,7 @@ impl PrefetchWindow {
 
 impl Checker<ModelEvent, ModelView> for PrefetchWindow {
     fn interest(&self) -> u64 {
-        use crate::event::tag;
-        sutra_sim_core::tag_mask(&[
-            tag::RELAY_DELIVERED,
-            tag::RELAY_ACKED,
-            tag::RELAY_REQUEUED,
-            tag::RELAY_RECLAIMED,
-            tag::RELAY_DEAD_LETTERED,
-        ])
+        sutra_sim_core::tag_mask(PREFETCH_READS)
     }
 
     fn name(&self) -> &str {
@@ -216,7 +215,7 @@ impl Checker<ModelEvent, ModelView> for PrefetchWindow {
     }
 
     fn on_event(&mut self, event: &Event<ModelEvent>, view: &ModelView) -> Check {
-        if let Some((process, message, held)) = self.observe(&event.kind) {
+        if let Some((process, message, held)) = view.ledger().prefetch(Reader::PrefetchWindow, event) {
             let prefetch = view.scenario().topology.prefetch;
             if held > prefetch {
                 return Check::Fail(format!(
@@ -263,14 +262,14 @@ mod tests {
 
     #[test]
     fn a_full_window_is_allowed() {
-        assert!(!fails(&feed(&mut PrefetchWindow::default(), full_window())));
+        assert!(!fails(&feed(&mut PrefetchWindow, full_window())));
     }
 
     #[test]
     fn fires_on_one_delivery_past_the_window() {
         let mut history = full_window();
         history.push((100, delivered(prefetch(), 1)));
-        assert!(fails(&feed(&mut PrefetchWindow::default(), history)));
+        assert!(fails(&feed(&mut PrefetchWindow, history)));
     }
 
     #[test]
@@ -290,7 +289,7 @@ mod tests {
             let mut history = full_window();
             history.push((100, settle));
             history.push((101, delivered(n, 1)));
-            assert!(!fails(&feed(&mut PrefetchWindow::default(), history)));
+            assert!(!fails(&feed(&mut PrefetchWindow, history)));
         }
     }
 
@@ -298,7 +297,7 @@ mod tests {
     fn windows_are_per_consumer() {
         let mut history = full_window();
         history.push((100, delivered(prefetch(), 2)));
-        assert!(!fails(&feed(&mut PrefetchWindow::default(), history)));
+        assert!(!fails(&feed(&mut PrefetchWindow, history)));
         // A reclaim from another consumer makes no room at p1.
         let mut history = full_window();
         let reclaim = ModelEvent::RelayReclaimed {
@@ -310,7 +309,7 @@ mod tests {
         };
         history.push((100, reclaim));
         history.push((101, delivered(prefetch(), 1)));
-        assert!(fails(&feed(&mut PrefetchWindow::default(), history)));
+        assert!(fails(&feed(&mut PrefetchWindow, history)));
     }
 
     #[test]
@@ -321,7 +320,7 @@ mod tests {
         history.push((100, delivered(0, 2)));
         history.push((101, acked(0)));
         history.push((102, delivered(prefetch(), 1)));
-        assert!(!fails(&feed(&mut PrefetchWindow::default(), history)));
+        assert!(!fails(&feed(&mut PrefetchWindow, history)));
     }
 
     /// The books kept the plain way: every settle by message visits every consumer.
@@ -381,7 +380,7 @@ mod tests {
                     _ => reclaimed(m, p),
                 })
                 .collect();
-            let mut window = PrefetchWindow::default();
+            let mut window = PrefetchBooks::default();
             let totals: Vec<u32> = history.iter().filter_map(|e| window.observe(e)).map(|(_, _, n)| n).collect();
             proptest::prop_assert_eq!(totals, brute_force_totals(&history));
             for (m, consumers) in &window.holders {

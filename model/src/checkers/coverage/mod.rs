@@ -142,7 +142,12 @@ const LISTING: [Listed; 40] = [
     listed::<sweep_interrupted::SweepInterrupted>(),
     listed::<paused_consumer_redelivered::PausedConsumerRedelivered>(),
     listed::<skewed_timeout_fired::SkewedTimeoutFired>(),
-    listed::<prefetch_window_full::PrefetchWindowFull>(),
+    // Reads the ledger's shared books, so a checker of its own (see its file).
+    Listed {
+        name: prefetch_window_full::NAME,
+        spec: prefetch_window_full::spec,
+        expected: prefetch_window_full::expected,
+    },
     listed::<ambiguous_commit_resolved::AmbiguousCommitResolved>(),
     listed::<same_owner_reclaim_granted::SameOwnerReclaimGranted>(),
     listed::<cancelled_execution_released::CancelledExecutionReleased>(),

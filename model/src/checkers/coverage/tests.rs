@@ -555,6 +555,37 @@ fn a_window_short_of_full_or_emptied_by_acks_is_not_reached() {
     assert_eq!(feed(c.as_mut(), settled), Check::Ok);
 }
 
+/// Feeds `history` to `checker` as the judge does: only the events whose tag it reads.
+fn feed_as_judged(checker: &mut dyn Checker<ModelEvent, ModelView>, history: Vec<(u64, ModelEvent)>) -> Check {
+    use sutra_sim_core::EventKind;
+    let mask = checker.interest();
+    feed(checker, history.into_iter().filter(|(_, e)| mask & (1 << e.tag()) != 0).collect())
+}
+
+#[test]
+fn a_dead_lettered_delivery_leaves_the_window_as_prefetch_window_books_it() {
+    // Smoke's window of 8: seven delivered, one dead-lettered, one more delivered holds 7.
+    // The property used to leave dead-letters unread (its copy of the books counted 8).
+    let delivered = |m| ModelEvent::RelayDelivered {
+        instance: InstanceId(m),
+        message: crate::ids::MessageId(m),
+        process: ProcessId(1),
+        redelivery: false,
+        duplicate: false,
+        delivery: None,
+    };
+    let mut history: Vec<(u64, ModelEvent)> = (0..7).map(|m| (1, delivered(m))).collect();
+    history.push((2, ModelEvent::example(crate::event::tag::RELAY_DEAD_LETTERED).expect("every tag has an example")));
+    if let (_, ModelEvent::RelayDeadLettered { instance, message, .. }) = history.last_mut().expect("pushed") {
+        (*instance, *message) = (InstanceId(0), crate::ids::MessageId(0));
+    }
+    history.push((3, delivered(7)));
+    assert_eq!(feed_as_judged(property("sometimes-prefetch-window-full").as_mut(), history.clone()), Check::Ok);
+    // Without the dead-letter the window is full.
+    history.remove(7);
+    assert_eq!(feed_as_judged(property("sometimes-prefetch-window-full").as_mut(), history), Check::Reached);
+}
+
 #[test]
 fn a_release_counts_for_a_drain_only_between_the_shutdown_request_and_the_stop() {
     use ModelEvent as E;
