@@ -87,6 +87,10 @@ pub struct RefusalContract {
     acked_deliveries: BTreeSet<u32>,
     /// The processes' freezes and deaths (a requeue is owed in running time).
     running: RunningTime,
+    /// Tasks the executor witnessed aborted: a refusal naming one landed after its sender
+    /// was gone (a request on the wire outlives its sender), and only the lane's exit path
+    /// can give the delivery back.
+    aborted: BTreeSet<u64>,
     /// Executions the store refused, with the path they were on.
     refused: DenseMap<ExecId, ResumePath>,
     /// Refused relays not yet requeued, by the task that sent the refused claim.
@@ -233,7 +237,12 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
                         if self.settled_deliveries.contains(&d) {
                             return Check::Ok;
                         }
-                        let allowance_ns = nanos(requeue_bound(view));
+                        let mut allowance_ns = nanos(requeue_bound(view));
+                        if task.is_some_and(|t| self.aborted.contains(&t)) {
+                            // Nobody heard it: the exit path that started at the abort requeues.
+                            let exit = nanos(crate::checkers::live_leak::exit_path_bound(view));
+                            allowance_ns = allowance_ns.max(exit);
+                        }
                         let refused = RefusedDelivery {
                             instance: *instance,
                             exec: *exec,
@@ -416,6 +425,7 @@ impl RefusalContract {
                 }
             }
             ModelEvent::TaskAborted { task, .. } => {
+                self.aborted.insert(*task);
                 // The refusal may not have reached the aborted task: the lane's next worker
                 // runs the execution's exit path — a claim again, a release — then requeues.
                 let exit = nanos(crate::checkers::live_leak::exit_path_bound(view));
