@@ -710,6 +710,20 @@ mod tests {
     }
 
     #[test]
+    fn a_refusal_landing_after_its_task_was_aborted_gets_the_exit_path_bound_and_no_more() {
+        // The claim was on the wire when its lane task (7) was aborted: nobody hears the
+        // refusal, and the lane's next worker requeues from the exit path. Smoke's exit-path
+        // bound is well under 5 s and well over the 4 ms of a heard refusal.
+        let aborted = ModelEvent::TaskAborted { replica: 0, process: ProcessId(1), lane: 0, task: 7 };
+        let h = vec![(0, aborted.clone()), (1, refused_delivery(1, 5)), (300, requeued_delivery(5))];
+        assert_eq!(feed(&mut RefusalContract::default(), h), Check::Ok);
+        let h = vec![(0, aborted), (1, refused_delivery(1, 5)), (60_000, lease_renewed())];
+        assert!(fails(&feed(&mut RefusalContract::default(), h)), "the exit path never requeued it");
+        let h = vec![(1, refused_delivery(1, 5)), (300, requeued_delivery(5))];
+        assert!(fails(&feed(&mut RefusalContract::default(), h)), "a live task heard it");
+    }
+
+    #[test]
     fn a_frozen_process_or_a_latency_spike_on_the_reply_extends_the_bound() {
         let paused = ModelEvent::ReplicaPaused { replica: 0, process: ProcessId(1), for_ns: 10_000_000_000 };
         let resumed = ModelEvent::ReplicaResumed { replica: 0, process: ProcessId(1) };
