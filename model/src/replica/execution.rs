@@ -592,7 +592,11 @@ impl ExecutionLane {
     /// The careless `claims-not-numbered` client sends them bare.
     async fn claim(&self, work: &Work, owner: OwnerId, client_now: Option<sutra_sim_core::SimTime>) -> ClaimResult {
         let (instance, exec, path) = (work.instance, work.exec, work.path);
-        let numbered = !self.ctx.mutant_is(Mutant::ClaimsNotNumbered);
+        // Under stable-name owner ids an owner id spans incarnations, and a counter that
+        // fences across them would have to outlive the process: that design's lane (a
+        // variant spec 000 argues against) sends its claims bare, as it always did.
+        let numbered = !self.ctx.mutant_is(Mutant::ClaimsNotNumbered)
+            && self.ctx.scenario().design.owner_ids == OwnerIds::PerIncarnation;
         for _ in 0..RETRY_ATTEMPTS_MAX {
             let number = numbered.then(|| self.claims.next());
             let asked = ClaimAsked { client_now, delivery: work.delivery(), number };
