@@ -32,7 +32,9 @@
 //! in the claim's transaction, `INSERT … ON CONFLICT (owner) DO UPDATE SET seq =
 //! excluded.seq WHERE claim_fence.seq <= excluded.seq RETURNING seq` before the claim's
 //! `UPDATE` (no row returned: fenced, roll back); the lane's counter starts above any
-//! earlier incarnation's by carrying the process incarnation in its high bits.
+//! earlier incarnation's by carrying the process incarnation in its high bits. Under
+//! stable-name owner ids (a variant spec 000 argues against) an owner id spans
+//! incarnations, and the lane sends its claims bare, as that design always did.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
