@@ -129,6 +129,11 @@ struct Request<'a> {
     exec: ExecId,
     owner: OwnerId,
     held: RefCell<Held>,
+    /// The numbering of the request's claims, which the store fences on
+    /// ([`crate::claim_fence`]): the exit path of a dropped handler numbers above the claim
+    /// it may have left in flight. `None`: the careless handler borrowing a lane's owner
+    /// id has no numbering of that lane's, and sends its claims bare.
+    claims: Option<crate::claim_fence::ClaimNumbers>,
 }
 
 impl<'a> Request<'a> {
@@ -140,7 +145,8 @@ impl<'a> Request<'a> {
             OwnerId::migration(world.ctx.new_operation())
         };
         let exec = world.ctx.new_exec();
-        Request { world, surface, instance, to_lane, exec, owner, held: RefCell::new(Held::default()) }
+        let claims = owner.is_migration().then(|| crate::claim_fence::ClaimNumbers::of(surface.process));
+        Request { world, surface, instance, to_lane, exec, owner, held: RefCell::new(Held::default()), claims }
     }
 
     fn claim_of(&self, epoch: u64) -> Claim {
@@ -256,7 +262,8 @@ impl<'a> Request<'a> {
         let process = Some(self.surface.process);
         self.held.borrow_mut().claiming = true;
         for _ in 0..RETRY_ATTEMPTS_MAX {
-            let asked = ClaimAsked { client_now: None, delivery: None };
+            let number = self.claims.as_ref().map(crate::claim_fence::ClaimNumbers::next);
+            let asked = ClaimAsked { client_now: None, delivery: None, number };
             let reply =
                 self.world.store.claim_over_wire(instance, exec, owner, process, ResumePath::Migration, asked).await;
             if let Reply::Answered(result) = reply {

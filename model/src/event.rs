@@ -477,6 +477,10 @@ pub enum ModelEvent {
     /// pull worker's): the network lost its request or its reply. `for_instance`: the instance
     /// the call names, if one; `task` is the calling task.
     RoleCallStruck { call: StoreCall, fault: CallFault, for_instance: Option<InstanceId>, task: Option<u64> },
+    /// The store refused a numbered claim by the claim fence: `owner`'s claim `number`
+    /// landed after the store had taken `owner`'s claim `seen` (a higher number), and
+    /// wrote nothing (`crate::claim_fence`). `task` sent it.
+    ClaimFenced { instance: InstanceId, exec: ExecId, owner: OwnerId, number: u64, seen: u64, task: Option<u64> },
 }
 
 /// A component whose events a checker may believe: it reports what it did, not what the
@@ -559,6 +563,7 @@ impl ModelEvent {
             | Swept { .. }
             | SweepSelected { .. }
             | SweepClearMissed { .. }
+            | ClaimFenced { .. }
             | LeaseAcquired { .. } => Source::Witness(Store),
             RelayDelivered { .. }
             | RelayAcked { .. }
@@ -729,6 +734,7 @@ impl ModelEvent {
             tag::REPLICA_STOPPED => ReplicaStopped { replica: 0, process },
             tag::ADMIN_REQUEST_ENDED => AdminRequestEnded { process, task: 0, instance, status: AdminStatus::Migrated },
             tag::RELAY_DEAD_LETTERED => RelayDeadLettered { instance, message, delivery: Some(1), code },
+            tag::CLAIM_FENCED => ClaimFenced { instance, exec, owner, number: 1, seen: 2, task: None },
             _ => return None,
         })
     }
@@ -737,7 +743,7 @@ impl ModelEvent {
 /// Event tags ([`EventKind::tag`]): one per variant, for checkers' interest masks.
 pub mod tag {
     /// How many tags there are: every tag is below this, and every number below it is a tag.
-    pub const COUNT: u8 = 53;
+    pub const COUNT: u8 = 54;
 
     /// The kebab-case name of the events with tag `tag` (as [`sutra_sim_core::EventKind::name`]
     /// gives it), or `None` if no event has that tag.
@@ -864,6 +870,8 @@ pub mod tag {
     pub const PULL_WORKER_CRASHED: u8 = 51;
     /// [`super::ModelEvent::RoleCallStruck`].
     pub const ROLE_CALL_STRUCK: u8 = 52;
+    /// [`super::ModelEvent::ClaimFenced`].
+    pub const CLAIM_FENCED: u8 = 53;
 }
 
 impl EventKind for ModelEvent {
@@ -920,6 +928,7 @@ impl EventKind for ModelEvent {
             ModelEvent::Lane { .. } => "lane",
             ModelEvent::CallStruck { .. } => "call-struck",
             ModelEvent::RoleCallStruck { .. } => "role-call-struck",
+            ModelEvent::ClaimFenced { .. } => "claim-fenced",
             ModelEvent::TaskAborted { .. } => "task-aborted",
             ModelEvent::ReplicaCrashed { .. } => "replica-crashed",
             ModelEvent::PullWorkerCrashed { .. } => "pull-worker-crashed",
@@ -976,6 +985,7 @@ impl EventKind for ModelEvent {
             | BindingChanged { instance, .. }
             | SnapshotUsed { instance, .. }
             | CallStruck { instance, .. }
+            | ClaimFenced { instance, .. }
             | AdminRequestEnded { instance, .. } => Some(u64::from(instance.0)),
             RoleCallStruck { for_instance, .. } => for_instance.map(|i| u64::from(i.0)),
             _ => None,
@@ -1028,6 +1038,7 @@ impl EventKind for ModelEvent {
             ModelEvent::Lane { .. } => tag::LANE,
             ModelEvent::CallStruck { .. } => tag::CALL_STRUCK,
             ModelEvent::RoleCallStruck { .. } => tag::ROLE_CALL_STRUCK,
+            ModelEvent::ClaimFenced { .. } => tag::CLAIM_FENCED,
             ModelEvent::TaskAborted { .. } => tag::TASK_ABORTED,
             ModelEvent::ReplicaCrashed { .. } => tag::REPLICA_CRASHED,
             ModelEvent::PullWorkerCrashed { .. } => tag::PULL_WORKER_CRASHED,
@@ -1066,6 +1077,7 @@ impl ModelEvent {
             | Released { exec, .. }
             | ExecutionEnded { exec, .. }
             | CallStruck { exec, .. }
+            | ClaimFenced { exec, .. }
             | MigrationRequested { exec, .. } => Some(*exec),
             RowWritten { by, .. } => *by,
             _ => None,

@@ -9,6 +9,7 @@
 pub mod admin;
 pub mod broker;
 pub mod checkers;
+pub mod claim_fence;
 pub mod ctx;
 pub mod dense;
 pub mod design;

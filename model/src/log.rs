@@ -38,6 +38,7 @@ pub fn record(event: &ModelEvent) {
         | E::SweepSelected { .. }
         | E::SweepClearMissed { .. }
         | E::LeaseAcquired { .. }
+        | E::ClaimFenced { .. }
         | E::TimerScheduled { .. }
         | E::TimerDeferred { .. }
         | E::TaskParked { .. }
@@ -100,7 +101,8 @@ fn exec_of(event: &ModelEvent) -> Option<u32> {
         | E::MigrationRequested { exec, .. }
         | E::StoreRead { exec, .. }
         | E::MigrationCommitted { exec, .. }
-        | E::CallStruck { exec, .. } => Some(exec.0),
+        | E::CallStruck { exec, .. }
+        | E::ClaimFenced { exec, .. } => Some(exec.0),
         E::RowWritten { by, .. } => by.map(|e| e.0),
         _ => None,
     }

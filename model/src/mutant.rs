@@ -131,6 +131,12 @@ pub enum Mutant {
     /// lands after the lane re-claimed the same instance and, matching the owner id, clears
     /// the newer claim mid-step — the owner-keyed ABA (breaks R9, R21).
     ReleaseResentAsNewRequest,
+    /// The lane's store client sends its claims unnumbered, so the store has nothing to
+    /// fence on: an aborted worker's claim still on the wire lands after the lane's exit
+    /// path or next worker claimed and is granted re-entrantly over that newer claim, or
+    /// after its release, to a task that is gone — the owner-keyed ABA on the claim
+    /// (breaks R11, R20, R22).
+    ClaimsNotNumbered,
 }
 
 /// What a mutant breaks and who is expected to catch it.
@@ -155,7 +161,7 @@ pub struct MutantInfo {
 }
 
 /// Every mutant, in the order of DESIGN.md §7.
-pub const MUTANTS: [MutantInfo; 38] = [
+pub const MUTANTS: [MutantInfo; 39] = [
     MutantInfo {
         mutant: Mutant::PerProcessOwner,
         name: "per-process-owner",
@@ -460,6 +466,14 @@ pub const MUTANTS: [MutantInfo; 38] = [
         caught_by: "no-double-resume or commit-by-owner",
         description:
             "an unanswered release is sent again under a new key; its delayed first copy lands after the re-claim",
+        deep: false,
+    },
+    MutantInfo {
+        mutant: Mutant::ClaimsNotNumbered,
+        name: "claims-not-numbered",
+        rules: "R11, R20, R22",
+        caught_by: "no-double-resume or owner-scope or live-leak",
+        description: "the lane sends its claims unnumbered: an aborted worker's late claim is granted over the lane's newer one",
         deep: false,
     },
 ];

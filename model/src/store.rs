@@ -22,13 +22,14 @@ use std::time::Duration;
 
 use sutra_sim_core::executor::{self, sleep};
 use sutra_sim_core::sync::{oneshot, Notify};
-use sutra_sim_core::{NodeId, SimTime, Tracer};
+use sutra_sim_core::{NodeId, NodeStatus, SimTime, Tracer};
 
 use crate::broker::{Broker, Relay};
 use crate::dense::DenseMap;
 use crate::event::{ModelEvent, StoreCall, TriggerRef, WriteKind};
 use crate::faults::store::{Refusal, RequestFate, StoreFaults};
 use crate::ids::{ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
+use crate::claim_fence::ClaimFence;
 use crate::request_log::{RequestKey, RequestLog};
 use crate::sender::{applying_sent, sender, sent_now, Sent};
 use crate::spec::{RETRY_ATTEMPTS_MAX, RETRY_BACKOFF_BASE, RETRY_BACKOFF_MAX};
@@ -226,6 +227,11 @@ trait Call: 'static {
     fn key(&self) -> Option<RequestKey> {
         None
     }
+    /// The owner and the claimant's number of a numbered claim, which the store fences on
+    /// ([`crate::claim_fence`]); `None` for every other call.
+    fn number(&self) -> Option<(OwnerId, u64)> {
+        None
+    }
 }
 
 /// What a lane's claim request says besides whose claim it is.
@@ -237,6 +243,10 @@ pub struct ClaimAsked {
     /// The broker delivery the claim is made for (relay and pull-completion paths): the
     /// store records it on a refusal, so the refusal names the copy to be requeued (R4).
     pub delivery: Option<u32>,
+    /// The claimant's number for this claim among its owner's claims: the store refuses a
+    /// claim numbered below one it has taken from the same owner ([`crate::claim_fence`]).
+    /// `None`: an unnumbered claim, never fenced.
+    pub number: Option<u64>,
 }
 
 /// R2's claim (see [`Store::claim_judged_at`]).
@@ -249,6 +259,8 @@ struct ClaimCall {
     client_now: Option<SimTime>,
     /// The broker delivery the claim is made for, if any (named by a refusal).
     delivery: Option<u32>,
+    /// The claimant's number for it, if it numbers its claims (see [`ClaimAsked`]).
+    number: Option<u64>,
 }
 
 impl Call for ClaimCall {
@@ -259,8 +271,12 @@ impl Call for ClaimCall {
         (self.instance, self.exec)
     }
 
+    fn number(&self) -> Option<(OwnerId, u64)> {
+        Some((self.owner, self.number?))
+    }
+
     fn apply(self, store: &Store, _aborted: u32) -> ClaimResult {
-        let ClaimCall { instance, exec, owner, process, path, client_now, delivery } = self;
+        let ClaimCall { instance, exec, owner, process, path, client_now, delivery, .. } = self;
         if store.sql_runs_alone() {
             return crate::sql_store::apply::claim(store, instance, exec, owner, process, path, client_now, delivery);
         }
@@ -610,6 +626,30 @@ fn request_key(call: StoreCall, instance: InstanceId, exec: ExecId, claim: Claim
     RequestKey { call: call as u8, instance: instance.0, exec: exec.0, epoch: claim.epoch, detail }
 }
 
+/// What becomes of a request on the wire whose sender's task was dropped before it landed
+/// (see [`Store::request_on_the_wire`]).
+#[derive(Clone, Copy, Debug)]
+enum Orphan {
+    /// It lands: always if its sender was aborted; if its process was killed, when a draw
+    /// says the bytes had left the machine.
+    Lands,
+    /// It is dropped with its sender.
+    Dropped,
+}
+
+impl Orphan {
+    /// True if a request sent from incarnation `incarnation` of `node`, whose sending task
+    /// is gone, still lands. Drawn only on this path, so no other run's draws move.
+    fn lands(self, node: NodeId, incarnation: u32) -> bool {
+        if matches!(self, Orphan::Dropped) {
+            return false;
+        }
+        let killed =
+            executor::node_status(node) == NodeStatus::Dead || executor::incarnation(node) != incarnation;
+        !killed || executor::choose_in(streams::WIRE, 2) == 1
+    }
+}
+
 /// Held by a task while it has a request on the wire: cleared when the task is dropped
 /// (killed or aborted), not when it is frozen.
 #[derive(Default)]
@@ -673,6 +713,9 @@ pub struct Store {
     differential: bool,
     /// The idempotency table in front of either engine: keyed requests applied once.
     requests: RequestLog,
+    /// The claim fence in front of either engine: a numbered claim older than its owner's
+    /// newest is refused.
+    fence: ClaimFence,
 }
 
 impl Store {
@@ -699,6 +742,7 @@ impl Store {
             sql: None,
             differential: false,
             requests: RequestLog::default(),
+            fence: ClaimFence::default(),
         }
     }
 
@@ -844,12 +888,17 @@ impl Store {
     /// earlier attempts the store aborted. The client's retries of a refused attempt are
     /// its own: its backoff waits on the sender.
     ///
-    /// Not modelled: a request in flight when its sender's task is dropped — its process
-    /// killed, or the task aborted by the runtime — is dropped with it, as before the wire
-    /// had a task of its own. Landing it would leave a claim granted to a task that is gone
-    /// (held until the sweeper, or granted re-entrantly over the lane's next worker), which
-    /// the correct runtime has no answer for yet: an open item of #23.
-    async fn request_on_the_wire<T, F>(&self, take: F) -> T
+    /// A request whose sender's task is dropped while it is in flight (`orphan`): a lane's
+    /// or an administrative request still lands, as a database applies a statement whose
+    /// client went away after sending it — when the runtime aborted the task (its
+    /// connection lives on), always; when the process was killed, only if the bytes had
+    /// left the machine before its connections died (a draw). The correct runtime makes
+    /// such a late claim harmless by the claim fence ([`crate::claim_fence`]); a keyed
+    /// request is applied once whatever its copies do. A role's request (lease, sweep,
+    /// timer, pull) is still dropped with its sender: its witnesses name the process, and
+    /// a checker judging that a dead process never acts again (`exited-stays-exited`) cannot
+    /// yet tell a call sent before the death from one made after it.
+    async fn request_on_the_wire<T, F>(&self, orphan: Orphan, take: F) -> T
     where
         T: 'static,
         F: FnOnce(&Store, u32) -> T + 'static,
@@ -858,6 +907,8 @@ impl Store {
         let mut backoff = RETRY_BACKOFF_BASE;
         let mut aborted = 0;
         let sender = SenderAlive::default();
+        let node = executor::current_node();
+        let incarnation = executor::incarnation(node);
         for _ in 0..RETRY_ATTEMPTS_MAX {
             let (answered, answer) = oneshot();
             let (store, sent, alive) = (self.clone(), sent_now(), sender.watch());
@@ -867,7 +918,7 @@ impl Store {
                 if !in_flight.is_zero() {
                     executor::elapse(in_flight).await;
                 }
-                if !alive.get() {
+                if !alive.get() && !orphan.lands(node, incarnation) {
                     return;
                 }
                 let outcome = applying_sent(sent, || match store.faults.refusal() {
@@ -894,7 +945,7 @@ impl Store {
     /// applied once if it arrives. `None`: the client hears nothing.
     fn arrive<C: Call>(&self, w: Wire, call: C, aborted: u32, keyed: bool) -> Option<C::Answer> {
         match self.faults.request_fate(w.call, w.instance, w.exec, keyed) {
-            RequestFate::Arrives => Some(self.apply_once(call, aborted)),
+            RequestFate::Arrives => self.take(call, aborted),
             RequestFate::Lost => None,
             RequestFate::Delayed(after) => {
                 self.land_late(w, call, aborted, after);
@@ -912,8 +963,22 @@ impl Store {
             executor::elapse(after).await;
             store.faults.landed_late(w.call, w.instance, w.exec, task);
             let late = Sent { task: None, clock: executor::local_now() };
-            let _ = applying_sent(late, || store.apply_once(call, aborted));
+            let _ = applying_sent(late, || store.take(call, aborted));
         });
+    }
+
+    /// Takes a lane's request that reached the store: a numbered claim older than its
+    /// owner's newest is refused by the fence, writing nothing (`None`: its client, if one
+    /// still listens, hears nothing); any other request is applied once.
+    fn take<C: Call>(&self, call: C, aborted: u32) -> Option<C::Answer> {
+        if let Some((owner, number)) = call.number() {
+            if let Err(seen) = self.fence.admit(owner, number) {
+                let (instance, exec) = call.names();
+                self.tracer.emit(ModelEvent::ClaimFenced { instance, exec, owner, number, seen, task: sender() });
+                return None;
+            }
+        }
+        Some(self.apply_once(call, aborted))
     }
 
     /// Applies `call` in one transaction, once per logical request: a copy of a keyed
@@ -1002,7 +1067,7 @@ impl Store {
         path: ResumePath,
         client_now: Option<SimTime>,
     ) -> ClaimResult {
-        self.call(ClaimCall { instance, exec, owner, process, path, client_now, delivery: None }).await
+        self.call(ClaimCall { instance, exec, owner, process, path, client_now, delivery: None, number: None }).await
     }
 
     /// [`Store::claim_judged_at`] over the faulty request/reply boundary of an execution
@@ -1017,8 +1082,8 @@ impl Store {
         path: ResumePath,
         asked: ClaimAsked,
     ) -> Reply<ClaimResult> {
-        let ClaimAsked { client_now, delivery } = asked;
-        self.call_over_wire(ClaimCall { instance, exec, owner, process, path, client_now, delivery }).await
+        let ClaimAsked { client_now, delivery, number } = asked;
+        self.call_over_wire(ClaimCall { instance, exec, owner, process, path, client_now, delivery, number }).await
     }
 
     /// Reads the row's committed version and whether the instance completed, for `exec`
@@ -1126,7 +1191,7 @@ impl Store {
         let keyed = call.key().is_some();
         self.faults.at_boundary(w.call, w.instance, w.exec, true).await;
         let landed = if self.faults.on_the_wire() {
-            self.request_on_the_wire(move |store, aborted| store.arrive(w, call, aborted, keyed)).await
+            self.request_on_the_wire(Orphan::Lands, move |store, aborted| store.arrive(w, call, aborted, keyed)).await
         } else {
             let aborted = self.request().await;
             self.arrive(w, call, aborted, keyed)
@@ -1153,7 +1218,7 @@ impl Store {
         let landed = if self.faults.on_the_wire() {
             let arrives =
                 move |store: &Store, _| store.faults.role_request_arrives(call, instance).then(|| transaction(store));
-            self.request_on_the_wire(arrives).await
+            self.request_on_the_wire(Orphan::Dropped, arrives).await
         } else {
             self.request().await;
             Some(transaction(self))
@@ -1800,6 +1865,161 @@ mod tests {
             landed < SimTime::ZERO.add(Duration::from_secs(2)),
             "the claim landed at {landed:?}, once its sender resumed"
         );
+    }
+
+    /// A lane on a replica node sending its claims over the wire (1 s of latency at most,
+    /// every reply arriving), on a store whose row 0 is free; `body` runs on the node, and
+    /// `world` beside it. Returns the trace with times, and the row's owner at the end.
+    fn on_the_wire(
+        seed: u64,
+        body: impl FnOnce(Store, NodeId) -> Pin<Box<dyn Future<Output = ()>>> + 'static,
+        world: impl FnOnce(Store, NodeId, Tracer<ModelEvent>) -> Pin<Box<dyn Future<Output = ()>>> + 'static,
+    ) -> (Vec<(SimTime, ModelEvent)>, Option<OwnerId>) {
+        let mut scenario = Scenario::built_in("quiet").unwrap();
+        scenario.faults = Default::default();
+        scenario.faults.store_replies.reply_lost_per_call = crate::ratio::Ratio::parse("1/1000000000").unwrap();
+        let mut config = RunConfig::seeded(seed);
+        config.keep_trace = true;
+        let last_owner = Rc::new(std::cell::Cell::new(None));
+        let seen = last_owner.clone();
+        let out = simulate(&config, Vec::new(), move |tracer: &Tracer<ModelEvent>| {
+            let config = Rc::new(Config { faults: scenario.faults.clone(), scenario: scenario.clone() });
+            let ctx = Rc::new(Context::new(config, None, tracer.clone()));
+            let broker = Broker::new(tracer.clone(), 8, crate::faults::broker::BrokerFaults::new(ctx.clone()));
+            let faults = StoreFaults::new(ctx);
+            let latency = Duration::from_secs(1);
+            let store = Store::new(tracer.clone(), broker, faults, Duration::ZERO, latency, Duration::from_secs(30));
+            store.create_instance(vec![Trigger::Relay]);
+            let node = executor::add_node("replica-0", None);
+            executor::spawn_on(node, "lane", body(store.clone(), node));
+            let at_end = store.clone();
+            let world = world(store, node, tracer.clone());
+            executor::spawn("world", async move {
+                world.await;
+                seen.set(at_end.state().borrow().instances[0].owner);
+            });
+        });
+        assert!(out.verdict.is_pass(), "{}", out.verdict);
+        (out.trace.into_iter().map(|e| (e.time, e.kind)).collect(), last_owner.get())
+    }
+
+    /// Claims `instance` 0 for `exec` under `owner`, numbered `number`, until answered.
+    async fn claim_until_answered(store: &Store, exec: u32, owner: OwnerId, number: Option<u64>) -> ClaimResult {
+        let asked = ClaimAsked { number, ..ClaimAsked::default() };
+        loop {
+            let reply = store.claim_over_wire(InstanceId(0), ExecId(exec), owner, Some(P1), ResumePath::Relay, asked);
+            if let Reply::Answered(result) = reply.await {
+                return result;
+            }
+        }
+    }
+
+    /// A lane's worker sends claim 1 of `owner` and is aborted a microsecond later; the
+    /// lane's next worker runs the exit path — claims again (execution 2) and releases.
+    /// `numbered`: the lane numbers its claims (the correct client).
+    fn aborted_claim_then_exit_path(seed: u64, numbered: bool) -> (Vec<(SimTime, ModelEvent)>, Option<OwnerId>) {
+        let owner = OwnerId::lane(P1, 0);
+        let lane = move |store: Store, _| -> Pin<Box<dyn Future<Output = ()>>> {
+            Box::pin(async move {
+                let numbers = crate::claim_fence::ClaimNumbers::of(P1);
+                let number = |n: &crate::claim_fence::ClaimNumbers| numbered.then(|| n.next());
+                {
+                    let first = std::pin::pin!(claim_until_answered(&store, 1, owner, number(&numbers)));
+                    let abort = std::pin::pin!(sleep(Duration::from_micros(1)));
+                    // The runtime aborts the worker: its claim future is dropped mid-flight.
+                    futures::future::select(first, abort).await;
+                }
+                if let ClaimResult::Granted { epoch } = claim_until_answered(&store, 2, owner, number(&numbers)).await {
+                    while store.release_over_wire(InstanceId(0), ExecId(2), Claim { owner, epoch }).await
+                        == Reply::TimedOut
+                    {}
+                }
+            })
+        };
+        on_the_wire(seed, lane, |_, _, _| Box::pin(sleep(Duration::from_secs(10))))
+    }
+
+    /// True if the store answered or fenced a claim of execution `exec` (it landed).
+    fn landed(trace: &[(SimTime, ModelEvent)], exec: u32) -> bool {
+        trace.iter().any(|(_, e)| {
+            matches!(e, ModelEvent::ClaimGranted { exec: x, .. } | ModelEvent::ClaimFenced { exec: x, .. }
+                if x.0 == exec)
+        })
+    }
+
+    #[test]
+    fn an_aborted_lanes_claim_lands_and_the_fence_refuses_it_after_the_exit_paths_claim() {
+        let mut fenced = 0;
+        for seed in 0..24 {
+            let (trace, owner) = aborted_claim_then_exit_path(seed, true);
+            // It lands: a database applies a statement whose client went away.
+            assert!(landed(&trace, 1), "seed {seed}: the aborted worker's claim never reached the store");
+            assert_eq!(owner, None, "seed {seed}: the row is left claimed after the exit path released");
+            let grants = grants(&trace);
+            assert_eq!(grants.last(), Some(&2), "seed {seed}: a grant landed over the exit path's claim: {grants:?}");
+            fenced += usize::from(trace.iter().any(|(_, e)| matches!(e, ModelEvent::ClaimFenced { exec, .. } if exec.0 == 1)));
+        }
+        assert!(fenced > 0, "in no seed did the aborted claim land after the exit path's");
+    }
+
+    /// The executions granted the claim, in order.
+    fn grants(trace: &[(SimTime, ModelEvent)]) -> Vec<u32> {
+        trace
+            .iter()
+            .filter_map(|(_, e)| match e {
+                ModelEvent::ClaimGranted { exec, .. } => Some(exec.0),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_unnumbered_late_claim_is_granted_over_the_exit_paths_claim() {
+        // The client of the `claims-not-numbered` mutant: nothing to fence on.
+        let over = (0..24).filter(|&seed| grants(&aborted_claim_then_exit_path(seed, false).0).last() == Some(&1)).count();
+        assert!(over > 0, "the late claim never landed after the exit path's");
+    }
+
+    #[test]
+    fn a_killed_processs_claim_may_land_for_an_owner_no_later_incarnation_uses() {
+        let dead = OwnerId::lane(P1, 0);
+        assert_ne!(dead, OwnerId::lane(P2, 0), "a restarted process (a new process id) has owner ids of its own");
+        let (mut landed_dead, mut lost) = (0, 0);
+        for seed in 0..24 {
+            let lane = move |store: Store, _| -> Pin<Box<dyn Future<Output = ()>>> {
+                Box::pin(async move {
+                    let number = crate::claim_fence::ClaimNumbers::of(P1).next();
+                    claim_until_answered(&store, 1, dead, Some(number)).await;
+                })
+            };
+            let world = |store: Store, node, tracer: Tracer<ModelEvent>| -> Pin<Box<dyn Future<Output = ()>>> {
+                Box::pin(async move {
+                    sleep(Duration::from_micros(1)).await;
+                    executor::kill(node);
+                    tracer.emit_on(node, ModelEvent::ReplicaCrashed { replica: 0, process: P1 });
+                    sleep(Duration::from_secs(2)).await;
+                    // The next incarnation's lane: refused while the dead claim is young,
+                    // granted as stale once it is older than the claim timeout.
+                    let next = OwnerId::lane(P2, 0);
+                    let first = store.claim(InstanceId(0), ExecId(2), next, Some(P2), ResumePath::Relay).await;
+                    if matches!(first, ClaimResult::Refused { .. }) {
+                        sleep(Duration::from_secs(31)).await;
+                        let again = store.claim(InstanceId(0), ExecId(3), next, Some(P2), ResumePath::Relay).await;
+                        assert!(matches!(again, ClaimResult::Granted { .. }), "the dead owner's claim held past its timeout");
+                    }
+                })
+            };
+            let (trace, owner) = on_the_wire(seed, lane, world);
+            let crashed_at = trace.iter().find(|(_, e)| matches!(e, ModelEvent::ReplicaCrashed { .. })).unwrap().0;
+            let dead_grant = trace
+                .iter()
+                .any(|(t, e)| *t > crashed_at && matches!(e, ModelEvent::ClaimGranted { owner, .. } if *owner == dead));
+            landed_dead += usize::from(dead_grant);
+            lost += usize::from(!landed(&trace, 1));
+            assert_eq!(owner, Some(OwnerId::lane(P2, 0)), "seed {seed}: the next incarnation never got the instance");
+        }
+        assert!(landed_dead > 0, "no killed process's claim landed after its death");
+        assert!(lost > 0, "every killed process's claim landed: the connection never died with it");
     }
 
     fn claim(store: &Store, owner: OwnerId) -> impl Future<Output = ClaimResult> + '_ {

@@ -11,7 +11,7 @@ use sutra_sim_model::{run_variant, Scenario};
 const KNOWN_SEEDS: &[(&str, &str, u64)] = &[
     ("owner-id-stable-name", "smoke", 1),
     ("claim-age-by-client-timestamp", "smoke", 10),
-    ("sweep-select-then-clear-unchecked", "real-world", 0),
+    ("sweep-select-then-clear-unchecked", "real-world", 86),
     ("release-in-own-transaction", "smoke", 0),
     ("routing-as-mutex", "smoke", 0),
     ("wait-on-held-claim", "smoke", 0),

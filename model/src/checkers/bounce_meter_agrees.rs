@@ -15,7 +15,8 @@
 //!   refusal's reply reached it. Each give-back answers the latest refusal of its delivery
 //!   or task at most once, and a refusal whose reply the environment lost (`call-struck`),
 //!   or whose task was aborted before the give-back (`task-aborted`: the reply may still
-//!   have been on its way), may never have been heard.
+//!   have been on its way), may never have been heard — nor one the store answered after
+//!   its task was aborted (the claim was still on the wire: nobody was there to hear it).
 //!
 //! The quiet scenario judges it like every other: this is about the meter's honesty, which
 //! `quiet-bounce-meter` (the meter's level in a run without contention) takes for granted.
@@ -54,6 +55,8 @@ pub struct BounceMeterAgrees {
     unanswered_timers: BTreeMap<u64, ExecId>,
     /// The meter as the harness read it: (relay, timer).
     meter: Option<(u32, u32)>,
+    /// Tasks witnessed aborted.
+    aborted: std::collections::BTreeSet<u64>,
 }
 
 /// The registration.
@@ -93,13 +96,14 @@ impl Checker<ModelEvent, ModelView> for BounceMeterAgrees {
             ModelEvent::ClaimRefused { exec, path, delivery, task, .. } => match path {
                 ResumePath::Relay | ResumePath::PullCompletion => {
                     self.relay.refused += 1;
-                    if let Some(d) = delivery {
+                    let unheard = task.is_some_and(|t| self.aborted.contains(&t));
+                    if let Some(d) = delivery.filter(|_| !unheard).as_ref() {
                         self.unanswered_relays.insert(*d, (*exec, *task));
                     }
                 }
                 ResumePath::Timer => {
                     self.timer.refused += 1;
-                    if let Some(t) = task {
+                    if let Some(t) = task.filter(|t| !self.aborted.contains(t)).as_ref() {
                         self.unanswered_timers.insert(*t, *exec);
                     }
                 }
@@ -117,6 +121,7 @@ impl Checker<ModelEvent, ModelView> for BounceMeterAgrees {
             // An aborted task may never have heard a refusal still on its way back: the
             // lane's next worker gives the trigger back whatever the answer was.
             ModelEvent::TaskAborted { task, .. } => {
+                self.aborted.insert(*task);
                 self.unanswered_relays.retain(|_, (_, t)| *t != Some(*task));
                 self.unanswered_timers.remove(task);
             }
@@ -256,6 +261,19 @@ mod tests {
             (900, meter(0, 0)),
         ];
         assert_eq!(feed(&mut BounceMeterAgrees::default(), h), Check::Ok);
+    }
+
+    #[test]
+    fn a_refusal_landing_after_its_task_was_aborted_need_not_be_counted() {
+        // real-world seed 10908: the claim was still on the wire when the task was aborted;
+        // the store refused it after, and the exit path requeued the delivery.
+        let aborted = ModelEvent::TaskAborted { replica: 0, process: ProcessId(1), lane: 0, task: 7 };
+        let h = vec![(1, aborted), (200, refused(1, ResumePath::Relay, Some(5), 7)), (300, requeued(5)), (900, meter(0, 0))];
+        assert_eq!(feed(&mut BounceMeterAgrees::default(), h), Check::Ok);
+        // Another task's refusal is heard as before.
+        let aborted = ModelEvent::TaskAborted { replica: 0, process: ProcessId(1), lane: 0, task: 9 };
+        let h = vec![(1, aborted), (200, refused(1, ResumePath::Relay, Some(5), 7)), (300, requeued(5)), (900, meter(0, 0))];
+        assert!(fails(&feed(&mut BounceMeterAgrees::default(), h)));
     }
 
     #[test]

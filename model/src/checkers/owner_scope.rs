@@ -10,7 +10,10 @@
 //! the administrative marker ([`OwnerId::is_migration`]); no lane may produce one (R15).
 //! An aborted task (`TaskAborted`, the executor's witness) hands its owner id to the next
 //! task that sends it: the lane's next worker, which its supervisor starts only after the
-//! aborted one ended. Requests without a task witness are not judged. `Swept` names the owner it cleared, not
+//! aborted one ended. A request the aborted task sent before it was aborted may still land
+//! after that (a request on the wire outlives its sender): a request naming a task the
+//! owner id was handed away from is that task's own, sent while it held the owner id, and
+//! is not a second place. Requests without a task witness are not judged. `Swept` names the owner it cleared, not
 //! its sender, and is not read.
 //!
 //! A real bug that would still pass: a lane that hands an execution to a spawned helper
@@ -35,6 +38,9 @@ pub struct OwnerScope {
     sent: BTreeMap<u64, OwnerId>,
     /// Tasks the executor witnessed aborted.
     aborted: std::collections::BTreeSet<u64>,
+    /// Owner ids handed from an aborted task to the next, with the aborted task: its
+    /// requests sent before the abort may land later.
+    retired: std::collections::BTreeSet<(OwnerId, u64)>,
 }
 
 /// The registration.
@@ -61,8 +67,13 @@ impl OwnerScope {
     fn sent_by(&mut self, owner: OwnerId, task: Option<u64>, what: &str) -> Check {
         let Some(task) = task else { return Check::Ok };
         let mut first = *self.sender.entry(owner).or_insert(task);
+        if first != task && self.retired.contains(&(owner, task)) {
+            // A late request of the aborted worker this owner id was handed away from.
+            return Check::Ok;
+        }
         if first != task && self.aborted.contains(&first) {
             self.sender.insert(owner, task);
+            self.retired.insert((owner, first));
             first = task;
         }
         if first != task {
@@ -178,6 +189,20 @@ mod tests {
         let lane = OwnerId::lane(ProcessId(1), 0);
         let admin = OwnerId::migration(4);
         assert!(fails(&feed(&mut OwnerScope::default(), vec![(1, claim(0, admin, 30)), (2, claim(0, lane, 30))])));
+    }
+
+    #[test]
+    fn accepts_a_late_request_of_an_aborted_worker_after_the_next_worker_took_over() {
+        let lane = OwnerId::lane(ProcessId(1), 0);
+        let aborted = E::TaskAborted { replica: 0, process: ProcessId(1), lane: 0, task: 10 };
+        let history = vec![(1, claim(0, lane, 10)), (2, aborted), (3, claim(0, lane, 11)), (4, read(lane, 10))];
+        assert_eq!(feed(&mut OwnerScope::default(), history.clone()), Check::Ok);
+        // Not for another lane's task, nor once the aborted task was never the owner's.
+        let mut other = history.clone();
+        other.push((5, read(lane, 12)));
+        assert!(fails(&feed(&mut OwnerScope::default(), other)));
+        let never = vec![(1, claim(0, lane, 11)), (2, E::TaskAborted { replica: 0, process: ProcessId(1), lane: 1, task: 10 }), (3, read(lane, 10))];
+        assert!(fails(&feed(&mut OwnerScope::default(), never)));
     }
 
     #[test]

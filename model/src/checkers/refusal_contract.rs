@@ -87,6 +87,10 @@ pub struct RefusalContract {
     acked_deliveries: BTreeSet<u32>,
     /// The processes' freezes and deaths (a requeue is owed in running time).
     running: RunningTime,
+    /// Tasks the executor witnessed aborted: a refusal naming one landed after its sender
+    /// was gone (a request on the wire outlives its sender), and only the lane's exit path
+    /// can give the delivery back.
+    aborted: BTreeSet<u64>,
     /// Executions the store refused, with the path they were on.
     refused: DenseMap<ExecId, ResumePath>,
     /// Refused relays not yet requeued, by the task that sent the refused claim.
@@ -233,7 +237,12 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
                         if self.settled_deliveries.contains(&d) {
                             return Check::Ok;
                         }
-                        let allowance_ns = nanos(requeue_bound(view));
+                        let mut allowance_ns = nanos(requeue_bound(view));
+                        if task.is_some_and(|t| self.aborted.contains(&t)) {
+                            // Nobody heard it: the exit path that started at the abort requeues.
+                            let exit = nanos(crate::checkers::live_leak::exit_path_bound(view));
+                            allowance_ns = allowance_ns.max(exit);
+                        }
                         let refused = RefusedDelivery {
                             instance: *instance,
                             exec: *exec,
@@ -416,6 +425,7 @@ impl RefusalContract {
                 }
             }
             ModelEvent::TaskAborted { task, .. } => {
+                self.aborted.insert(*task);
                 // The refusal may not have reached the aborted task: the lane's next worker
                 // runs the execution's exit path — a claim again, a release — then requeues.
                 let exit = nanos(crate::checkers::live_leak::exit_path_bound(view));
@@ -697,6 +707,20 @@ mod tests {
         assert!(fails(&feed(&mut RefusalContract::default(), h)));
         let h = vec![(1, refused_delivery(1, 5)), (2, reclaimed_delivery(5)), (5_000, lease_renewed())];
         assert_eq!(feed(&mut RefusalContract::default(), h), Check::Ok);
+    }
+
+    #[test]
+    fn a_refusal_landing_after_its_task_was_aborted_gets_the_exit_path_bound_and_no_more() {
+        // The claim was on the wire when its lane task (7) was aborted: nobody hears the
+        // refusal, and the lane's next worker requeues from the exit path. Smoke's exit-path
+        // bound is well under 5 s and well over the 4 ms of a heard refusal.
+        let aborted = ModelEvent::TaskAborted { replica: 0, process: ProcessId(1), lane: 0, task: 7 };
+        let h = vec![(0, aborted.clone()), (1, refused_delivery(1, 5)), (300, requeued_delivery(5))];
+        assert_eq!(feed(&mut RefusalContract::default(), h), Check::Ok);
+        let h = vec![(0, aborted), (1, refused_delivery(1, 5)), (60_000, lease_renewed())];
+        assert!(fails(&feed(&mut RefusalContract::default(), h)), "the exit path never requeued it");
+        let h = vec![(1, refused_delivery(1, 5)), (300, requeued_delivery(5))];
+        assert!(fails(&feed(&mut RefusalContract::default(), h)), "a live task heard it");
     }
 
     #[test]

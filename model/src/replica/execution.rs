@@ -199,6 +199,9 @@ pub struct ExecutionLane {
     pub bindings: Bindings,
     /// The inbox.
     pub inbox: LaneInbox,
+    /// The numbering of the lane's claims, which the store fences on
+    /// ([`crate::claim_fence`]): shared by the lane's successive workers.
+    pub claims: crate::claim_fence::ClaimNumbers,
     /// The messages queued for the process's lanes (the `queued-copy-acked` mutant's).
     pub in_hand: InHand,
     /// The process's shutdown switch: once requested, the lane takes no new work.
@@ -583,10 +586,20 @@ impl ExecutionLane {
     /// Claims over the faulty boundary: an unanswered claim is sent again — if the first
     /// was granted, the repeat is the same owner's re-entrant grant (R10, R21), not
     /// contention.
+    ///
+    /// Each claim sent is numbered ([`crate::claim_fence`]), so the store refuses one that
+    /// lands after a newer claim of the lane — an aborted worker's, after its exit path's.
+    /// The careless `claims-not-numbered` client sends them bare.
     async fn claim(&self, work: &Work, owner: OwnerId, client_now: Option<sutra_sim_core::SimTime>) -> ClaimResult {
         let (instance, exec, path) = (work.instance, work.exec, work.path);
+        // Under stable-name owner ids an owner id spans incarnations, and a counter that
+        // fences across them would have to outlive the process: that design's lane (a
+        // variant spec 000 argues against) sends its claims bare, as it always did.
+        let numbered = !self.ctx.mutant_is(Mutant::ClaimsNotNumbered)
+            && self.ctx.scenario().design.owner_ids == OwnerIds::PerIncarnation;
         for _ in 0..RETRY_ATTEMPTS_MAX {
-            let asked = ClaimAsked { client_now, delivery: work.delivery() };
+            let number = numbered.then(|| self.claims.next());
+            let asked = ClaimAsked { client_now, delivery: work.delivery(), number };
             let reply = self.store.claim_over_wire(instance, exec, owner, Some(self.process), path, asked).await;
             if let Reply::Answered(result) = reply {
                 return result;

@@ -78,6 +78,7 @@ fn start_process(deps: &Deps, index: u32, node: NodeId) {
             lane: i as u16,
             bindings: bindings.clone(),
             inbox: inbox.clone(),
+            claims: crate::claim_fence::ClaimNumbers::of(process),
             in_hand: in_hand.clone(),
             shutdown: shutdown.clone(),
         };

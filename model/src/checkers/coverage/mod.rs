@@ -20,6 +20,7 @@ mod expired_lock_taken_over;
 mod fault_injected;
 mod froze_retrying_commit;
 mod hung_up_migration_released;
+mod late_claim_fenced;
 mod late_release_after_reclaim;
 mod lease_holder_froze_before_select;
 mod migration_validation_error;
@@ -33,6 +34,7 @@ mod refused_reclaim_after_stale_steal;
 mod relay_back_while_copy_queued;
 mod relay_refused;
 mod replica_died_mid_step;
+mod request_landed_after_sender_died;
 mod request_landed_while_sender_frozen;
 mod restarted_after_graceful_stop;
 mod same_owner_reclaim_granted;
@@ -121,7 +123,7 @@ const fn listed<P: Property>() -> Listed {
 }
 
 /// The situation-named properties, in listing order; one per fault kind follows them.
-const LISTING: [Listed; 40] = [
+const LISTING: [Listed; 42] = [
     listed::<relay_refused::RelayRefused>(),
     listed::<timer_deferred::TimerDeferred>(),
     listed::<admin_409::Admin409>(),
@@ -167,6 +169,8 @@ const LISTING: [Listed; 40] = [
     listed::<ambiguous_lease_renewal::AmbiguousLeaseRenewal>(),
     listed::<ambiguous_sweep_clear::AmbiguousSweepClear>(),
     listed::<request_landed_while_sender_frozen::RequestLandedWhileSenderFrozen>(),
+    listed::<request_landed_after_sender_died::RequestLandedAfterSenderDied>(),
+    listed::<late_claim_fenced::LateClaimFenced>(),
 ];
 
 /// Every coverage property's registration, in listing order.

@@ -287,6 +287,13 @@ fn history_reaching(name: &str) -> Vec<ModelEvent> {
             E::ReplicaRestarted { replica: 0, process: ProcessId(2) },
             E::ReplicaResumed { replica: 0, process: p },
         ],
+        "sometimes-request-landed-after-its-sender-died" => vec![
+            E::TaskAborted { replica: 0, process: p, lane: 0, task: 7 },
+            E::ClaimFenced { instance: i, exec: e, owner, number: 1, seen: 2, task: Some(7) },
+        ],
+        "sometimes-late-claim-fenced" => {
+            vec![E::ClaimFenced { instance: i, exec: e, owner, number: 1, seen: 2, task: None }]
+        }
         "sometimes-relay-back-while-copy-queued" => vec![
             dispatched(false),
             E::RelayReclaimed { instance: i, message: MessageId(1), process: p, silent: false, delivery: None },
