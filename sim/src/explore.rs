@@ -778,6 +778,27 @@ mod tests {
     }
 
     #[test]
+    fn a_full_frontier_takes_energy_from_its_oldest_state_points_only_as_many_as_it_must() {
+        let point = |kind, energy| Point {
+            tape: Some(Arc::new(Tape(vec![0; 4]))),
+            position: 1,
+            seed: 0,
+            strategy: StrategyConfig::Random,
+            slot: 0,
+            energy,
+            children_max: 8,
+            barren_streak: 0,
+            stats: PointStats { kind, position: 1, children: 0, productive: 0 },
+        };
+        let (state, sometimes) = (MarkKind::State, MarkKind::Sometimes);
+        let mut points = vec![point(state, 2), point(sometimes, 2), point(state, 2), point(state, 0), point(state, 2)];
+        // Four points with energy, two allowed: the two oldest state points give theirs up.
+        trim_frontier(&mut points, 2);
+        assert_eq!(points.iter().map(|p| p.energy).collect::<Vec<_>>(), vec![0, 2, 0, 0, 2]);
+        assert_eq!(points.iter().map(|p| p.tape.is_some()).collect::<Vec<_>>(), vec![false, true, false, true, true]);
+    }
+
+    #[test]
     fn the_reserved_share_is_dealt_out_in_turn_among_the_sometimes_properties() {
         // Every run hits two sometimes-marks (slots 1 and 2) besides its own state mark.
         let two = |spec: &RunSpec| {

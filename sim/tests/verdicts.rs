@@ -378,6 +378,28 @@ fn the_self_check_catches_a_divergence_no_event_shows() {
 }
 
 #[test]
+fn the_self_check_catches_runs_that_differ_in_polls_alone() {
+    // One task, so no scheduling choice is drawn: the leaked state changes only how often it
+    // is polled, not its events, its draws or where simulated time ends.
+    let divergence = check_determinism(&RunConfig::seeded(7), no_checkers::<()>, |tracer| {
+        let runs = RUNS_SO_FAR.with(|r| {
+            r.set(r.get() + 1);
+            r.get()
+        });
+        let tracer = tracer.clone();
+        sim::spawn("only", async move {
+            for _ in 0..runs {
+                yield_now().await;
+            }
+            tracer.emit(Ev::Step(0, 0));
+        });
+    })
+    .expect_err("the polls differ between runs");
+    let first = divergence.first.expect("described");
+    assert!(first.contains("polls"), "{first}");
+}
+
+#[test]
 fn a_verdict_names_the_checker_that_failed_or_its_class() {
     let violation = Verdict::Violation { checker: "no-double-resume".into(), message: "m".into() };
     assert_eq!(violation.checker(), Some("no-double-resume"));

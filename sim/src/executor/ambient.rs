@@ -235,7 +235,7 @@ pub fn sleep(duration: Duration) -> Sleep {
         let length = crate::time::duration_nanos(duration);
         let origin = SleepOrigin::new(n, s.now, length);
         #[cfg(test)]
-        let length = if s.lies.halved_sleeps { length / 2 } else { length };
+        let length = if s.lies.halved_sleeps { length / 2 } else { length - s.lies.sleeps_early_ns.min(length) };
         if clock.is_exact() {
             // `s.now.add(duration)`, without converting the duration a second time.
             let deadline = SimTime(s.now.0.saturating_add(length));

@@ -240,6 +240,8 @@ pub(super) struct Lies {
     pub(super) pause_leaves_ready: bool,
     /// A sleep falls due after half its length.
     pub(super) halved_sleeps: bool,
+    /// A sleep falls due this many nanoseconds before its length.
+    pub(super) sleeps_early_ns: u64,
 }
 
 /// Plants `lies` in the entered world.

@@ -186,6 +186,21 @@ fn a_sleep_that_ends_before_its_length_is_caught() {
     assert_broken(&verdict, "begun at 0.000ms ended at 500.000ms, after 500ms of simulated time, shorter than");
 }
 
+/// The bounds allow a clock's integer rounding (4 ns): a sleep that ends exactly that early
+/// is honest, one that ends a nanosecond earlier is not.
+#[test]
+fn a_sleep_may_end_early_by_the_clocks_rounding_and_no_more() {
+    let verdict = |early_ns| {
+        run(move |_| {
+            plant(Lies { sleeps_early_ns: early_ns, ..Lies::default() });
+            let replica = executor::add_node("replica", None);
+            spawn_on(replica, "timer", sleep(Duration::from_secs(1)));
+        })
+    };
+    assert_eq!(verdict(4), Verdict::Pass);
+    assert_broken(&verdict(5), "shorter than the 999999996ns its clock allows");
+}
+
 /// A clock that once ran at 2.5 times simulated time (drift 1,500,000 ppm) and then at half
 /// of it: a sleep begun on the fast clock falls due late by simulated time, and its longest
 /// span allowed is measured with a drift above one million ppm.
