@@ -16,17 +16,6 @@ const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// serialization failure or deadlock) is run again before the error is reported.
 const TRANSACTION_ATTEMPTS_MAX: u32 = 20;
 
-/// Every PostgreSQL session's settings. A commit does not wait for its WAL record to reach
-/// the disk (as SQLite's `synchronous = NORMAL` in WAL mode does not): every witnessed
-/// transaction holds the audit counter's row lock to its commit, so with the default
-/// (`on`) the whole run's transactions went through one disk flush at a time, and two runs
-/// beside each other on a loaded machine took 5.5 to 6.6 s to drain (one run alone 1.7 s;
-/// three at once ran out of the 20 s drain having committed 140 of 240 steps) against 1 to
-/// 1.8 s without it. Nothing the protocol relies on changes: a committed transaction is
-/// visible and ordered as before; only a crash of the database server itself, which the
-/// harness never injects, could lose the last ones.
-pub const POSTGRES_SESSION: &str = "SET synchronous_commit TO off";
-
 /// A value bound to or read from a statement: the store uses BIGINT and TEXT only.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Value {
@@ -132,7 +121,6 @@ impl Conn {
                     .map_err(|e| format!("PostgreSQL {}: {e}", redact(url)))?;
                 c.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}; SET search_path TO {schema}"))
                     .map_err(|e| format!("PostgreSQL schema {schema}: {}", pg_error_text(&e)))?;
-                c.batch_execute(POSTGRES_SESSION).map_err(|e| format!("PostgreSQL session: {}", pg_error_text(&e)))?;
                 Ok(Conn::Postgres(Box::new(c)))
             }
         }
