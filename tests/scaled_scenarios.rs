@@ -76,7 +76,17 @@ fn sizes(world_steps: u64) -> impl Strategy<Value = Sizes> {
             let instances = instances.min((steps_cap / u64::from(steps)).max(1) as u32);
             let steps = steps.min((steps_cap / u64::from(instances)).max(1) as u32);
             let claim_timeout_permille = claim;
-            Sizes { base, replicas, lanes, instances, steps, pull_workers, prefetch, faults_off, claim_timeout_permille }
+            Sizes {
+                base,
+                replicas,
+                lanes,
+                instances,
+                steps,
+                pull_workers,
+                prefetch,
+                faults_off,
+                claim_timeout_permille,
+            }
         })
 }
 
@@ -116,7 +126,8 @@ fn scenario(sizes: &Sizes) -> Scenario {
 fn short_claim_timeout(s: &mut Scenario, permille: u32) {
     let t = &mut s.timeouts;
     let trips = t.store_latency_max * 6 * 4;
-    t.claim_timeout = (s.workload.step_duration_max * permille / 1000).max(trips).max(std::time::Duration::from_millis(1));
+    t.claim_timeout =
+        (s.workload.step_duration_max * permille / 1000).max(trips).max(std::time::Duration::from_millis(1));
     let claim = t.claim_timeout;
     let f = &mut s.faults;
     for delay in [&mut f.broker.delay_max, &mut f.store.latency_spike_max, &mut f.timer_jitter.late_max] {

@@ -281,6 +281,10 @@ mod tests {
         assert_eq!(short.serial_store_ms(), 1176 * 6 * LOADED_TRANSACTION_MS, "1,176 attempts of six transactions");
         let correct = config(Variant::Correct);
         assert!(correct.expected_work_ms() < 3_000, "{} ms", correct.expected_work_ms());
-        assert!(correct.drain_max_ms <= 60_000, "{} ms: a correct run's stuck drain is found within a minute", correct.drain_max_ms);
+        assert!(
+            correct.drain_max_ms <= 60_000,
+            "{} ms: a correct run's stuck drain is found within a minute",
+            correct.drain_max_ms
+        );
     }
 }

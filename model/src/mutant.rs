@@ -473,7 +473,8 @@ pub const MUTANTS: [MutantInfo; 39] = [
         name: "claims-not-numbered",
         rules: "R11, R20, R22",
         caught_by: "no-double-resume or owner-scope or live-leak",
-        description: "the lane sends its claims unnumbered: an aborted worker's late claim is granted over the lane's newer one",
+        description:
+            "the lane sends its claims unnumbered: an aborted worker's late claim is granted over the lane's newer one",
         deep: false,
     },
 ];

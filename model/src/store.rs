@@ -25,11 +25,11 @@ use sutra_sim_core::sync::{oneshot, Notify};
 use sutra_sim_core::{NodeId, NodeStatus, SimTime, Tracer};
 
 use crate::broker::{Broker, Relay};
+use crate::claim_fence::ClaimFence;
 use crate::dense::DenseMap;
 use crate::event::{ModelEvent, StoreCall, TriggerRef, WriteKind};
 use crate::faults::store::{Refusal, RequestFate, StoreFaults};
 use crate::ids::{ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
-use crate::claim_fence::ClaimFence;
 use crate::request_log::{RequestKey, RequestLog};
 use crate::sender::{applying_sent, sender, sent_now, Sent};
 use crate::spec::{RETRY_ATTEMPTS_MAX, RETRY_BACKOFF_BASE, RETRY_BACKOFF_MAX};
@@ -644,8 +644,7 @@ impl Orphan {
         if matches!(self, Orphan::Dropped) {
             return false;
         }
-        let killed =
-            executor::node_status(node) == NodeStatus::Dead || executor::incarnation(node) != incarnation;
+        let killed = executor::node_status(node) == NodeStatus::Dead || executor::incarnation(node) != incarnation;
         !killed || executor::choose_in(streams::WIRE, 2) == 1
     }
 }
@@ -1957,7 +1956,9 @@ mod tests {
             assert_eq!(owner, None, "seed {seed}: the row is left claimed after the exit path released");
             let grants = grants(&trace);
             assert_eq!(grants.last(), Some(&2), "seed {seed}: a grant landed over the exit path's claim: {grants:?}");
-            fenced += usize::from(trace.iter().any(|(_, e)| matches!(e, ModelEvent::ClaimFenced { exec, .. } if exec.0 == 1)));
+            fenced += usize::from(
+                trace.iter().any(|(_, e)| matches!(e, ModelEvent::ClaimFenced { exec, .. } if exec.0 == 1)),
+            );
         }
         assert!(fenced > 0, "in no seed did the aborted claim land after the exit path's");
     }
@@ -1976,7 +1977,8 @@ mod tests {
     #[test]
     fn an_unnumbered_late_claim_is_granted_over_the_exit_paths_claim() {
         // The client of the `claims-not-numbered` mutant: nothing to fence on.
-        let over = (0..24).filter(|&seed| grants(&aborted_claim_then_exit_path(seed, false).0).last() == Some(&1)).count();
+        let over =
+            (0..24).filter(|&seed| grants(&aborted_claim_then_exit_path(seed, false).0).last() == Some(&1)).count();
         assert!(over > 0, "the late claim never landed after the exit path's");
     }
 
@@ -2005,7 +2007,10 @@ mod tests {
                     if matches!(first, ClaimResult::Refused { .. }) {
                         sleep(Duration::from_secs(31)).await;
                         let again = store.claim(InstanceId(0), ExecId(3), next, Some(P2), ResumePath::Relay).await;
-                        assert!(matches!(again, ClaimResult::Granted { .. }), "the dead owner's claim held past its timeout");
+                        assert!(
+                            matches!(again, ClaimResult::Granted { .. }),
+                            "the dead owner's claim held past its timeout"
+                        );
                     }
                 })
             };

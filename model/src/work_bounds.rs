@@ -136,7 +136,9 @@ impl Scenario {
             workers => (w.pull_work_max + store_calls) * saturate(self.pull_tasks_bound().div_ceil(u64::from(workers))),
         };
         let lane_steps = self.busiest_lane_instances_bound() * u64::from(w.steps);
-        let lane_queue = (w.step_duration_max + store_calls).saturating_mul(saturate(lane_steps)).saturating_mul(self.attempts_bound());
+        let lane_queue = (w.step_duration_max + store_calls)
+            .saturating_mul(saturate(lane_steps))
+            .saturating_mul(self.attempts_bound());
         self.phases.heal_at + self.progress_bound() + chain + pull_queue + lane_queue
     }
 
@@ -374,7 +376,9 @@ mod tests {
         let mut s = Scenario::built_in("smoke").unwrap();
         s.timeouts.claim_timeout = Duration::from_secs(2);
         s.workload.step_duration_max = Duration::from_secs(3);
-        for delay in [&mut s.faults.broker.delay_max, &mut s.faults.store.latency_spike_max, &mut s.faults.timer_jitter.late_max] {
+        for delay in
+            [&mut s.faults.broker.delay_max, &mut s.faults.store.latency_spike_max, &mut s.faults.timer_jitter.late_max]
+        {
             *delay = (*delay).min(s.timeouts.claim_timeout);
         }
         s.faults.store_replies.client_timeout = Duration::from_millis(400);

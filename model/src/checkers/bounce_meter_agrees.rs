@@ -268,11 +268,21 @@ mod tests {
         // real-world seed 10908: the claim was still on the wire when the task was aborted;
         // the store refused it after, and the exit path requeued the delivery.
         let aborted = ModelEvent::TaskAborted { replica: 0, process: ProcessId(1), lane: 0, task: 7 };
-        let h = vec![(1, aborted), (200, refused(1, ResumePath::Relay, Some(5), 7)), (300, requeued(5)), (900, meter(0, 0))];
+        let h = vec![
+            (1, aborted),
+            (200, refused(1, ResumePath::Relay, Some(5), 7)),
+            (300, requeued(5)),
+            (900, meter(0, 0)),
+        ];
         assert_eq!(feed(&mut BounceMeterAgrees::default(), h), Check::Ok);
         // Another task's refusal is heard as before.
         let aborted = ModelEvent::TaskAborted { replica: 0, process: ProcessId(1), lane: 0, task: 9 };
-        let h = vec![(1, aborted), (200, refused(1, ResumePath::Relay, Some(5), 7)), (300, requeued(5)), (900, meter(0, 0))];
+        let h = vec![
+            (1, aborted),
+            (200, refused(1, ResumePath::Relay, Some(5), 7)),
+            (300, requeued(5)),
+            (900, meter(0, 0)),
+        ];
         assert!(fails(&feed(&mut BounceMeterAgrees::default(), h)));
     }
 

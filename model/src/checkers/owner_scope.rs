@@ -201,7 +201,11 @@ mod tests {
         let mut other = history.clone();
         other.push((5, read(lane, 12)));
         assert!(fails(&feed(&mut OwnerScope::default(), other)));
-        let never = vec![(1, claim(0, lane, 11)), (2, E::TaskAborted { replica: 0, process: ProcessId(1), lane: 1, task: 10 }), (3, read(lane, 10))];
+        let never = vec![
+            (1, claim(0, lane, 11)),
+            (2, E::TaskAborted { replica: 0, process: ProcessId(1), lane: 1, task: 10 }),
+            (3, read(lane, 10)),
+        ];
         assert!(fails(&feed(&mut OwnerScope::default(), never)));
     }
 

@@ -32,13 +32,8 @@ impl RequestLandedAfterSenderDied {
 impl Property for RequestLandedAfterSenderDied {
     const NAME: &'static str = "sometimes-request-landed-after-its-sender-died";
     const DESCRIPTION: &'static str = "a claim landed after the task or process that sent it was gone";
-    const READS: &'static [u8] = &[
-        tag::REPLICA_CRASHED,
-        tag::TASK_ABORTED,
-        tag::CLAIM_GRANTED,
-        tag::CLAIM_REFUSED,
-        tag::CLAIM_FENCED,
-    ];
+    const READS: &'static [u8] =
+        &[tag::REPLICA_CRASHED, tag::TASK_ABORTED, tag::CLAIM_GRANTED, tag::CLAIM_REFUSED, tag::CLAIM_FENCED];
 
     fn expected(s: &Scenario) -> bool {
         let wire = &s.faults.store_replies;
@@ -56,9 +51,7 @@ impl Property for RequestLandedAfterSenderDied {
                 self.aborted.insert(*task);
                 false
             }
-            E::ClaimGranted { process, task, .. } | E::ClaimRefused { process, task, .. } => {
-                self.gone(*process, *task)
-            }
+            E::ClaimGranted { process, task, .. } | E::ClaimRefused { process, task, .. } => self.gone(*process, *task),
             E::ClaimFenced { task, .. } => self.gone(None, *task),
             _ => false,
         }
