@@ -739,6 +739,15 @@ mod tests {
     }
 
     #[test]
+    fn child_seeds_are_pinned() {
+        // A child's seed decides which run it is: the same exploration explores the same
+        // runs only while this mix stays the same, so a change to it must be a choice.
+        assert_eq!(child_seed(0, 0, 0), 0);
+        assert_eq!(child_seed(1, 2, 3), 18_030_861_449_257_866_420);
+        assert_eq!(child_seed(0xdead_beef, 1000, 7), 6_224_038_444_364_132_018);
+    }
+
+    #[test]
     fn branched_points_count_the_points_with_children() {
         let point = |children| PointStats { kind: MarkKind::State, position: 0, children, productive: 0 };
         let stats = ExploreStats { points: vec![point(0), point(2), point(1), point(0)], ..ExploreStats::default() };

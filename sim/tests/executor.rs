@@ -288,3 +288,48 @@ fn a_task_reads_its_own_nodes_clock() {
     });
     assert_eq!(*seen.borrow(), [(5_000_000, 3_005_000_000)]);
 }
+
+#[test]
+fn a_nodes_clock_reads_back_as_it_was_set() {
+    // The clock-skew injector steps a node's clock from its current reading: it must read
+    // back what was set, not a default.
+    let seen = Rc::new(RefCell::new(None));
+    let inside = seen.clone();
+    simulate(&RunConfig::seeded(1), Vec::<Box<dyn Checker<Ev, ()>>>::new(), move |_| {
+        let skewed = sim::add_node("skewed", None);
+        let clock = sutra_sim_core::NodeClock { offset_ns: -7_000, drift_ppm: 250 };
+        sim::set_clock(skewed, clock);
+        *inside.borrow_mut() = Some((sim::clock(skewed), sim::clock(sutra_sim_core::NodeId::WORLD)));
+    });
+    let (skewed, world) = seen.borrow().expect("read inside the world");
+    assert_eq!(skewed, sutra_sim_core::NodeClock { offset_ns: -7_000, drift_ppm: 250 });
+    assert_eq!(world, sutra_sim_core::NodeClock::EXACT);
+}
+
+#[test]
+fn a_mark_reported_in_a_run_that_collects_marks_is_in_its_outcome_at_its_tape_position() {
+    use sutra_sim_core::marks::{slot_of, MarkKind};
+    for collect in [false, true] {
+        let mut config = RunConfig::seeded(3);
+        config.marks = collect;
+        let out = simulate(&config, Vec::<Box<dyn Checker<Ev, ()>>>::new(), |_| {
+            sim::spawn("marker", async {
+                let _ = sim::choose(7);
+                let _ = sim::choose(7);
+                sutra_sim_core::mark(42);
+            });
+        });
+        let expected: Vec<_> =
+            if collect { vec![(slot_of(42, MarkKind::State), out.tape.len(), MarkKind::State)] } else { Vec::new() };
+        let got: Vec<_> = out.marks.iter().map(|m| (m.slot, m.position, m.kind)).collect();
+        assert_eq!(got, expected, "marks collected: {collect}");
+    }
+}
+
+#[test]
+fn an_event_kind_that_names_no_lane_or_instance_reports_none() {
+    // Stories and timelines place an event by these: a kind that does not say must not be
+    // put on lane 0 or instance 0.
+    assert_eq!(Ev::Tick(1, 2).lane(), None);
+    assert_eq!(Ev::Tick(1, 2).instance(), None);
+}

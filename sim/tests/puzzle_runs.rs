@@ -6,6 +6,7 @@
 //! passed every test before.
 
 use sutra_sim_core::puzzles::{explore_runs_to_failure, start_seed, sweep_runs_to_failure, Puzzle};
+use sutra_sim_core::{EntropyMode, Tape};
 
 #[test]
 fn an_exploration_never_reports_a_failure_past_its_budget_of_runs() {
@@ -28,4 +29,35 @@ fn an_exploration_starting_at_a_failing_seed_fails_at_its_first_run() {
     let failing = 1 + runs - 1;
     assert_eq!(sweep_runs_to_failure(Puzzle::Maze, failing, 1), Some(1));
     assert_eq!(explore_runs_to_failure(Puzzle::Maze, failing, 5, 1), Some(1));
+}
+
+#[test]
+fn each_gate_is_reached_by_its_own_passing_and_the_gates_passed_are_a_prefix() {
+    // A run that passes k gates emits k events; exactly the first k gates' properties are
+    // reached, each by the event of its own gate.
+    let mut partial = 0;
+    for puzzle in Puzzle::ALL {
+        for seed in 0..300 {
+            let out = puzzle.run(EntropyMode::Seed(seed), false);
+            let passed = if out.verdict.is_pass() { out.events } else { out.events - 1 };
+            let expected: Vec<String> = (0..passed).map(|g| format!("{}-gate-{g}", puzzle.name())).collect();
+            let mut reached = out.reached.clone();
+            reached.sort_by_key(|name| name.rsplit('-').next().and_then(|g| g.parse::<u64>().ok()));
+            assert_eq!(reached, expected, "{} seed {seed}", puzzle.name());
+            partial += u32::from(passed > 0 && out.verdict.is_pass());
+        }
+    }
+    assert!(partial > 0, "some run passed a gate and stopped at a later one");
+}
+
+#[test]
+fn the_simplest_run_waits_a_millisecond_before_its_first_gate_and_stops_there() {
+    // Every draw the simplest: no wandering, the shortest wait (1 ms, never 0: a gate is
+    // always a step later in time), and the first gate stays closed.
+    for puzzle in Puzzle::ALL {
+        let out = puzzle.run(EntropyMode::Tape(Tape::default()), false);
+        assert!(out.verdict.is_pass(), "{}", out.verdict);
+        assert_eq!(out.events, 0);
+        assert_eq!(out.sim_time.as_nanos(), 1_000_000, "{}", puzzle.name());
+    }
 }

@@ -400,6 +400,59 @@ fn the_self_check_catches_runs_that_differ_in_polls_alone() {
 }
 
 #[test]
+fn the_self_check_names_the_first_draw_that_differs() {
+    // Same events, same number of draws: the leaked state changes only the range of the
+    // third draw, so the tapes part at draw #2 and agree before it.
+    let divergence = check_determinism(&RunConfig::seeded(7), no_checkers::<()>, |tracer| {
+        let runs = RUNS_SO_FAR.with(|r| {
+            r.set(r.get() + 1);
+            r.get()
+        });
+        let tracer = tracer.clone();
+        sim::spawn("drawer", async move {
+            let _ = sim::choose(1_000);
+            let _ = sim::choose(1_000);
+            let _ = sim::choose(if runs % 2 == 1 { 2 } else { 1_000_000 });
+            tracer.emit(Ev::Step(0, 0));
+        });
+    })
+    .expect_err("the draws differ between runs");
+    let first = divergence.first.expect("described");
+    assert!(first.contains("3 draws, the first to differ being #2"), "{first}");
+}
+
+#[test]
+fn a_turn_exactly_as_old_as_the_stall_bound_is_not_yet_stalled() {
+    // lane-b's turn starts at 0, lane-a's at 10 ms, both for an hour; the first instant past
+    // the 100 ms bound is 110 ms (a ticker's wake), when lane-b's turn is 110 ms old and
+    // lane-a's exactly 100: only lane-b is named.
+    let mut config = RunConfig::seeded(1);
+    config.stall_bound = Some(Duration::from_millis(100));
+    let out = simulate(&config, no_checkers(), |_| {
+        let a = StateLane::new("lane-a", ());
+        let b = StateLane::new("lane-b", ());
+        sim::spawn("holds-b", async move {
+            let _ = b.run(sleep(Duration::from_secs(3_600))).await;
+        });
+        sim::spawn("holds-a", async move {
+            sleep(Duration::from_millis(10)).await;
+            let _ = a.run(sleep(Duration::from_secs(3_600))).await;
+        });
+        sim::spawn("ticks-at-110ms", async {
+            sleep(Duration::from_millis(110)).await;
+        });
+    });
+    assert_eq!(out.sim_time.as_millis(), 110);
+    match out.verdict {
+        Verdict::Hang { message, stuck } => {
+            assert!(message.contains("lane lane-b has held one turn"), "{message}");
+            assert_eq!(stuck, vec!["world/lane:lane-b".to_string()]);
+        }
+        other => panic!("expected a hang, got {other}"),
+    }
+}
+
+#[test]
 fn a_verdict_names_the_checker_that_failed_or_its_class() {
     let violation = Verdict::Violation { checker: "no-double-resume".into(), message: "m".into() };
     assert_eq!(violation.checker(), Some("no-double-resume"));
