@@ -6,8 +6,9 @@
 //! A scenario here is a built-in one with its sizes drawn across the whole range the
 //! validator accepts — replicas 1–32, lanes 1–64, instances into the thousands, steps into
 //! the hundreds, pull workers 0–32, prefetch 1–1,000 — and each fault kind switched on or
-//! off. Its budgets are raised to what validation asks for (as a user would, following the
-//! message); every drawn scenario must then be accepted and pass on every seed.
+//! off. Its budgets, and its timer fire lease where the instances make a fire outlast it,
+//! are raised to what validation asks for (as a user would, following the message); every
+//! drawn scenario must then be accepted and pass on every seed.
 //!
 //! Half the worlds also take spec 000's tuning trade (issue #23, item 5): a claim timeout
 //! drawn from a quarter of the longest step to four times it (never below what validation
