@@ -6,8 +6,9 @@
 //! A scenario here is a built-in one with its sizes drawn across the whole range the
 //! validator accepts — replicas 1–32, lanes 1–64, instances into the thousands, steps into
 //! the hundreds, pull workers 0–32, prefetch 1–1,000 — and each fault kind switched on or
-//! off. Its budgets are raised to what validation asks for (as a user would, following the
-//! message); every drawn scenario must then be accepted and pass on every seed.
+//! off. Its budgets, and its timer fire lease where the instances make a fire outlast it,
+//! are raised to what validation asks for (as a user would, following the message); every
+//! drawn scenario must then be accepted and pass on every seed.
 //!
 //! Half the worlds also take spec 000's tuning trade (issue #23, item 5): a claim timeout
 //! drawn from a quarter of the longest step to four times it (never below what validation
@@ -114,6 +115,7 @@ fn scenario(sizes: &Sizes) -> Scenario {
     if let Some(permille) = sizes.claim_timeout_permille {
         short_claim_timeout(&mut s, permille);
     }
+    fire_lease_outlasts_a_fire(&mut s);
     s.run.sim_time_max = s.run.sim_time_max.max(s.run_time_bound().min(sutra_sim_model::scenario::DURATION_MAX));
     s.run.events_max = s.run.events_max.max(s.events_bound());
     s.run.polls_max = s.run.polls_max.max(s.polls_bound());
@@ -135,6 +137,21 @@ fn short_claim_timeout(s: &mut Scenario, permille: u32) {
     }
     let replies = &mut f.store_replies;
     replies.client_timeout = replies.client_timeout.min(claim / 4);
+}
+
+/// The timer fire lease raised as validation asks when the drawn instances make a fire
+/// longer than it: past the pick's reply and one step (with its six store trips) of every
+/// instance. The lease scales with the instances the draw scales, like the budgets do; a
+/// fire lease kept at the base's 45 s would only have the world refused, never run.
+fn fire_lease_outlasts_a_fire(s: &mut Scenario) {
+    if s.workload.timer_weight == 0 {
+        return;
+    }
+    let t = &mut s.timeouts;
+    let step = s.workload.step_duration_max + t.store_latency_max * 6;
+    let fire = t.store_latency_max + step * s.workload.instances;
+    let least = fire + std::time::Duration::from_millis(1);
+    t.timer_fire_lease = t.timer_fire_lease.max(least).min(sutra_sim_model::scenario::DURATION_MAX);
 }
 
 #[test]
@@ -188,6 +205,30 @@ fn a_big_copy_of_smoke_on_one_pull_worker_passes() {
     s.run.polls_max = s.polls_bound();
     s.validate().unwrap();
     for seed in 0..4 {
+        let out = run(&s, &RunOptions::seeded(seed));
+        assert!(out.verdict.is_pass(), "seed {seed}: {} at {}", out.verdict, out.sim_time);
+    }
+}
+
+#[test]
+fn a_world_of_many_timer_instances_gets_the_fire_lease_validation_asks_for_and_passes() {
+    // Drawn by `SUTRA_SIM_SCALED_CASES=40`: 1,633 instances make a fire up to 365.8 s, and
+    // the base's 45 s fire lease had the world refused before it ran.
+    let sizes = Sizes {
+        base: 6,
+        replicas: 13,
+        lanes: 4,
+        instances: 1633,
+        steps: 1,
+        pull_workers: 0,
+        prefetch: 29,
+        faults_off: 2_872_520_633,
+        claim_timeout_permille: Some(2533),
+    };
+    let s = scenario(&sizes);
+    assert!(s.workload.timer_weight > 0, "the world fires timers");
+    s.validate().unwrap();
+    for seed in 0..SEEDS_PER_CASE {
         let out = run(&s, &RunOptions::seeded(seed));
         assert!(out.verdict.is_pass(), "seed {seed}: {} at {}", out.verdict, out.sim_time);
     }
