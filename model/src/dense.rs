@@ -6,6 +6,7 @@
 //! fingerprint changes), without the tree's node walks, rebalancing and allocations.
 //! Checkers and components touch these on nearly every event, which is why they exist.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -52,15 +53,22 @@ impl DenseKey for u32 {
 /// Slots start at `base`: when the lowest keys are removed (a finished instance, an ended
 /// execution, a settled message forgotten by its checker), the run of empty slots at the
 /// front is dropped once it is at least half the slots, so a long history whose ids keep
-/// growing holds memory for the ids still in use, not for every id it ever saw. A key
-/// below `base` inserted again (a forgotten id re-appearing) grows the slots at the front.
+/// growing holds memory for the ids still in use, not for every id it ever saw. Keys below
+/// `base` live in a tree beside the slots (`strays`): a forgotten id re-appearing, and the
+/// few entries a long history never removes (a lane left with work when its process died,
+/// a delivery never settled). When the slots are mostly empty, the entries in their front
+/// half move to that tree and the half is dropped, so such stragglers cost their own entry,
+/// not a slot for every id after them.
 pub struct DenseMap<K, V> {
     slots: Vec<Option<V>>,
     /// The key of `slots[0]`.
     base: usize,
     /// Empty slots known at the front (a lower bound of the run of `None`s).
     lead: usize,
-    len: usize,
+    /// Entries in `slots`.
+    in_slots: usize,
+    /// Entries whose key is below `base`.
+    strays: BTreeMap<usize, V>,
     key: PhantomData<K>,
 }
 
@@ -68,15 +76,25 @@ pub struct DenseMap<K, V> {
 /// small: it never pays for a shift).
 const COMPACT_MIN: usize = 4_096;
 
+/// The slots are moved to the tree when fewer than one in this many holds an entry.
+const SPARSE_RATIO: usize = 8;
+
 impl<K, V> Default for DenseMap<K, V> {
     fn default() -> Self {
-        DenseMap { slots: Vec::new(), base: 0, lead: 0, len: 0, key: PhantomData }
+        DenseMap { slots: Vec::new(), base: 0, lead: 0, in_slots: 0, strays: BTreeMap::new(), key: PhantomData }
     }
 }
 
 impl<K: DenseKey, V: Clone> Clone for DenseMap<K, V> {
     fn clone(&self) -> Self {
-        DenseMap { slots: self.slots.clone(), base: self.base, lead: self.lead, len: self.len, key: PhantomData }
+        DenseMap {
+            slots: self.slots.clone(),
+            base: self.base,
+            lead: self.lead,
+            in_slots: self.in_slots,
+            strays: self.strays.clone(),
+            key: PhantomData,
+        }
     }
 }
 
@@ -94,29 +112,39 @@ impl<K: DenseKey, V> DenseMap<K, V> {
 
     /// Number of entries.
     pub fn len(&self) -> usize {
-        self.len
+        self.in_slots + self.strays.len()
     }
 
     /// True if there is no entry.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
-    /// Slots held (the memory the map uses, in values).
+    /// Slots held (the memory the map uses, in values; the tree's entries counted as one
+    /// slot each).
     pub fn capacity_in_slots(&self) -> usize {
-        self.slots.len()
+        self.slots.len() + self.strays.len()
     }
 
     /// The value at `key`.
     #[inline]
     pub fn get(&self, key: K) -> Option<&V> {
-        self.slots.get(key.index().wrapping_sub(self.base)).and_then(Option::as_ref)
+        let index = key.index();
+        match self.slots.get(index.wrapping_sub(self.base)) {
+            Some(slot) => slot.as_ref(),
+            None if index < self.base => self.strays.get(&index),
+            None => None,
+        }
     }
 
     /// The value at `key`, mutably.
     #[inline]
     pub fn get_mut(&mut self, key: K) -> Option<&mut V> {
-        self.slots.get_mut(key.index().wrapping_sub(self.base)).and_then(Option::as_mut)
+        let index = key.index();
+        if index < self.base {
+            return self.strays.get_mut(&index);
+        }
+        self.slots.get_mut(index - self.base).and_then(Option::as_mut)
     }
 
     /// True if `key` has a value.
@@ -125,16 +153,8 @@ impl<K: DenseKey, V> DenseMap<K, V> {
         self.get(key).is_some()
     }
 
-    /// The slot of `key`, made if need be (at the back, or at the front for a key below
-    /// `base`).
-    fn slot(&mut self, key: K) -> &mut Option<V> {
-        let index = key.index();
-        if index < self.base {
-            let more = self.base - index;
-            self.slots.splice(0..0, std::iter::repeat_with(|| None).take(more));
-            self.base = index;
-            self.lead = 0;
-        }
+    /// The slot of `key` (not below `base`), made if need be.
+    fn slot(&mut self, index: usize) -> &mut Option<V> {
         let at = index - self.base;
         if at >= self.slots.len() {
             self.slots.resize_with(at + 1, || None);
@@ -147,19 +167,31 @@ impl<K: DenseKey, V> DenseMap<K, V> {
 
     /// Sets `key` to `value`, returning the value it replaced.
     pub fn insert(&mut self, key: K, value: V) -> Option<V> {
-        let old = self.slot(key).replace(value);
+        let index = key.index();
+        if index < self.base {
+            return self.strays.insert(index, value);
+        }
+        let grows = index - self.base >= self.slots.len();
+        let old = self.slot(index).replace(value);
         if old.is_none() {
-            self.len += 1;
+            self.in_slots += 1;
+        }
+        if grows {
+            self.spill_if_sparse();
         }
         old
     }
 
     /// Removes `key`, returning its value.
     pub fn remove(&mut self, key: K) -> Option<V> {
-        let at = key.index().wrapping_sub(self.base);
+        let index = key.index();
+        if index < self.base {
+            return self.strays.remove(&index);
+        }
+        let at = index - self.base;
         let old = self.slots.get_mut(at).and_then(Option::take);
         if old.is_some() {
-            self.len -= 1;
+            self.in_slots -= 1;
             if at == self.lead {
                 self.forget_front();
             }
@@ -174,35 +206,75 @@ impl<K: DenseKey, V> DenseMap<K, V> {
             self.lead += 1;
         }
         if self.lead >= COMPACT_MIN && self.lead * 2 >= self.slots.len() {
-            self.slots.drain(..self.lead);
-            self.base += self.lead;
-            self.lead = 0;
+            self.drop_front(self.lead);
+        }
+    }
+
+    /// Moves the entries of the first `count` slots to the tree and drops those slots.
+    fn drop_front(&mut self, count: usize) {
+        let base = self.base;
+        for (i, slot) in self.slots.drain(..count).enumerate() {
+            if let Some(v) = slot {
+                self.strays.insert(base + i, v);
+                self.in_slots -= 1;
+            }
+        }
+        self.base += count;
+        self.lead = 0;
+        self.forget_front_run();
+    }
+
+    /// Counts the empty slots now at the front (without dropping them).
+    fn forget_front_run(&mut self) {
+        while self.slots.get(self.lead).is_some_and(Option::is_none) {
+            self.lead += 1;
+        }
+    }
+
+    /// When the slots are many and mostly empty (entries a long history never removed,
+    /// far below the ids in use), moves their front half to the tree.
+    fn spill_if_sparse(&mut self) {
+        if self.slots.len() >= 2 * COMPACT_MIN && self.in_slots * SPARSE_RATIO < self.slots.len() {
+            self.drop_front(self.slots.len() / 2);
         }
     }
 
     /// The value at `key`, inserting `make()` first if there is none.
     pub fn get_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
         let index = key.index();
-        if index < self.base || index - self.base >= self.slots.len() || index - self.base < self.lead {
-            self.slot(key);
+        if index < self.base {
+            return self.strays.entry(index).or_insert_with(make);
         }
-        let len = &mut self.len;
-        self.slots[index - self.base].get_or_insert_with(|| {
-            *len += 1;
-            make()
-        })
+        if self.slots.get(index - self.base).is_none_or(Option::is_none) {
+            self.insert(key, make());
+        }
+        let at = index.checked_sub(self.base);
+        match at {
+            Some(at) => self.slots[at].as_mut().expect("just inserted"),
+            // The insert spilled the key's slot to the tree.
+            None => self.strays.get_mut(&index).expect("just inserted"),
+        }
     }
 
     /// Entries in ascending key order.
     pub fn iter(&self) -> impl Iterator<Item = (K, &V)> + '_ {
         let base = self.base;
-        self.slots.iter().enumerate().filter_map(move |(i, v)| v.as_ref().map(|v| (K::from_index(base + i), v)))
+        let strays = self.strays.iter().map(|(&i, v)| (K::from_index(i), v));
+        strays.chain(
+            self.slots.iter().enumerate().filter_map(move |(i, v)| v.as_ref().map(|v| (K::from_index(base + i), v))),
+        )
     }
 
     /// Entries in ascending key order, values mutable.
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (K, &mut V)> + '_ {
         let base = self.base;
-        self.slots.iter_mut().enumerate().filter_map(move |(i, v)| v.as_mut().map(|v| (K::from_index(base + i), v)))
+        let strays = self.strays.iter_mut().map(|(&i, v)| (K::from_index(i), v));
+        strays.chain(
+            self.slots
+                .iter_mut()
+                .enumerate()
+                .filter_map(move |(i, v)| v.as_mut().map(|v| (K::from_index(base + i), v))),
+        )
     }
 
     /// Keys in ascending order.
@@ -212,22 +284,23 @@ impl<K: DenseKey, V> DenseMap<K, V> {
 
     /// Values in ascending key order.
     pub fn values(&self) -> impl Iterator<Item = &V> + '_ {
-        self.slots.iter().filter_map(Option::as_ref)
+        self.strays.values().chain(self.slots.iter().filter_map(Option::as_ref))
     }
 
     /// Values in ascending key order, mutable.
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> + '_ {
-        self.slots.iter_mut().filter_map(Option::as_mut)
+        self.strays.values_mut().chain(self.slots.iter_mut().filter_map(Option::as_mut))
     }
 
     /// Keeps only the entries for which `keep` is true.
     pub fn retain(&mut self, mut keep: impl FnMut(K, &mut V) -> bool) {
+        self.strays.retain(|&i, v| keep(K::from_index(i), v));
         let base = self.base;
         for (i, slot) in self.slots.iter_mut().enumerate() {
             if let Some(v) = slot {
                 if !keep(K::from_index(base + i), v) {
                     *slot = None;
-                    self.len -= 1;
+                    self.in_slots -= 1;
                 }
             }
         }
@@ -238,9 +311,10 @@ impl<K: DenseKey, V> DenseMap<K, V> {
     /// Removes every entry.
     pub fn clear(&mut self) {
         self.slots.clear();
+        self.strays.clear();
         self.base = 0;
         self.lead = 0;
-        self.len = 0;
+        self.in_slots = 0;
     }
 }
 
@@ -372,6 +446,24 @@ mod tests {
         m.insert(5, 5);
         assert_eq!(m.keys().next(), Some(5));
         assert_eq!(m.get(999_999), Some(&999_999));
+    }
+
+    #[test]
+    fn entries_never_removed_do_not_keep_a_slot_for_every_id_after_them() {
+        let mut m: DenseMap<u32, u64> = DenseMap::new();
+        for id in 0..1_000_000u32 {
+            m.insert(id, u64::from(id));
+            // One id in a thousand is never removed: a lane left with work, say.
+            if id >= 100 && (id - 100) % 1_000 != 0 {
+                m.remove(id - 100);
+            }
+        }
+        assert_eq!(m.len(), 100 + 1_000);
+        assert!(m.capacity_in_slots() < 2 * COMPACT_MIN + 1_100, "{} slots", m.capacity_in_slots());
+        assert_eq!(m.keys().take(3).collect::<Vec<_>>(), [0, 1_000, 2_000]);
+        assert_eq!(m.get(500_000), Some(&500_000));
+        assert_eq!(m.get(500_001), None);
+        assert_eq!(m.keys().last(), Some(999_999));
     }
 
     proptest! {

@@ -15,6 +15,7 @@ pub mod dense;
 pub mod design;
 pub mod event;
 pub mod faults;
+pub mod id_bits;
 pub mod ids;
 pub mod injector;
 pub mod log;

@@ -258,7 +258,8 @@ fn judge(set: &CheckerSet, mut readers: Vec<LineReader>, given: Option<&Scenario
     let mut counts = vec![0u64; checkers.len()];
     let mut view = HistoryView::new(scenario.clone().unwrap_or_else(|| Scenario::built_in("smoke").expect("built in")))
         .with_unwitnessed(header_emits(&header).map_or(0, |emits| !emits))
-        .with_broker_call_latency(std::time::Duration::from_nanos(header.broker_call_latency_ns.unwrap_or(0)));
+        .with_broker_call_latency(std::time::Duration::from_nanos(header.broker_call_latency_ns.unwrap_or(0)))
+        .keeping_rows(!set.user_names().is_empty());
     let mut decoder = Decoder::new(&header.nodes);
     let mut merged = Merged::new(readers)?;
     let (mut events, mut skipped) = (0u64, 0u64);
@@ -266,7 +267,14 @@ fn judge(set: &CheckerSet, mut readers: Vec<LineReader>, given: Option<&Scenario
     let (mut failing_seq, mut failing_instance) = (None, None);
     'lines: while let Some(raw) = merged.next_line()? {
         let at = |m: String| InputError { file: merged.paths()[raw.file].clone(), line: raw.line, message: m };
-        let event = match decoder.event(&raw.head, raw.fields()).map_err(at)? {
+        let decoded = decoder.event(&raw.head, raw.fields()).map_err(at)?;
+        let observed = match &decoded {
+            Decoded::Event(e) => view.observe(e).map_err(at),
+            Decoded::Skipped => Ok(()),
+        };
+        merged.give_back(raw);
+        observed?;
+        let event = match decoded {
             Decoded::Event(e) => e,
             Decoded::Skipped => {
                 skipped += 1;
@@ -274,7 +282,6 @@ fn judge(set: &CheckerSet, mut readers: Vec<LineReader>, given: Option<&Scenario
             }
         };
         events += 1;
-        view.observe(&event).map_err(at)?;
         for &i in &listeners[usize::from(event.kind.tag())] {
             counts[i] += 1;
             if let Check::Fail(message) = checkers[i].on_event(&event, view.view()) {
@@ -358,7 +365,9 @@ fn story(mut readers: Vec<LineReader>, report: &CheckReport, failing: u64) -> Re
         if raw.head.seq > failing {
             break;
         }
-        let Ok(Decoded::Event(e)) = decoder.event(&raw.head, raw.fields()) else { continue };
+        let decoded = decoder.event(&raw.head, raw.fields());
+        merged.give_back(raw);
+        let Ok(Decoded::Event(e)) = decoded else { continue };
         let instance = e.kind.instance();
         if e.seq == failing || instance.is_none() || instance == report.failing_instance {
             kept.push_back(e);

@@ -36,7 +36,7 @@ impl std::fmt::Display for InputError {
 }
 
 /// The keys every event line starts with, read before the event's own fields.
-#[derive(Debug, serde::Deserialize)]
+#[derive(Debug, Default, serde::Deserialize)]
 pub struct Head {
     /// The line's `seq`.
     pub seq: u64,
@@ -55,18 +55,26 @@ pub struct Head {
 impl Head {
     /// The head of a line that starts as `docs/history.md` says a writer should start it —
     /// `{"seq":N,"time_ns":N,"node":"…","kind":"…",` with no escapes in the names — read
-    /// without a JSON parser; `None` for any other line (a parser reads that one).
-    fn written(line: &[u8]) -> Option<Head> {
+    /// without a JSON parser into `self` (its strings' memory reused, so a stream of lines
+    /// allocates nothing here); false for any other line (a parser reads that one), `self`
+    /// then left in no particular state.
+    fn read_written(&mut self, line: &[u8]) -> bool {
+        self.read_written_parts(line).is_some()
+    }
+
+    fn read_written_parts(&mut self, line: &[u8]) -> Option<()> {
         let rest = line.strip_prefix(b"{\"seq\":")?;
         let (seq, rest) = digits(rest)?;
         let rest = rest.strip_prefix(b",\"time_ns\":")?;
         let (time_ns, rest) = digits(rest)?;
         let rest = rest.strip_prefix(b",\"node\":\"")?;
-        let (node, rest) = plain_string(rest)?;
+        let rest = plain_string(rest, &mut self.node)?;
         let rest = rest.strip_prefix(b",\"kind\":\"")?;
-        let (kind, rest) = plain_string(rest)?;
-        let fields_at = if rest.first() == Some(&b',') { line.len() - rest.len() } else { 0 };
-        Some(Head { seq, time_ns, node, kind, fields_at })
+        let rest = plain_string(rest, &mut self.kind)?;
+        self.fields_at = if rest.first() == Some(&b',') { line.len() - rest.len() } else { 0 };
+        self.seq = seq;
+        self.time_ns = time_ns;
+        Some(())
     }
 }
 
@@ -76,24 +84,29 @@ fn digits(bytes: &[u8]) -> Option<(u64, &[u8])> {
     if end == 0 || (end > 1 && bytes[0] == b'0') {
         return None;
     }
-    let text = std::str::from_utf8(&bytes[..end]).ok()?;
-    Some((text.parse().ok()?, &bytes[end..]))
+    let mut value: u64 = 0;
+    for &digit in &bytes[..end] {
+        value = value.checked_mul(10)?.checked_add(u64::from(digit - b'0'))?;
+    }
+    Some((value, &bytes[end..]))
 }
 
-/// A string's text up to its closing quote, if it has no escape or control character, and
-/// what follows the quote.
-fn plain_string(bytes: &[u8]) -> Option<(String, &[u8])> {
+/// A string's text up to its closing quote, if it has no escape or control character,
+/// written into `into`; what follows the quote.
+fn plain_string<'a>(bytes: &'a [u8], into: &mut String) -> Option<&'a [u8]> {
     let end = bytes.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
     if bytes[end] != b'"' {
         return None;
     }
     let text = std::str::from_utf8(&bytes[..end]).ok()?;
-    Some((text.to_string(), &bytes[end + 1..]))
+    into.clear();
+    into.push_str(text);
+    Some(&bytes[end + 1..])
 }
 
 /// One event line read: its head, its place, and its bytes (the event's fields are read
 /// from these once its kind is known).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct RawLine {
     /// The line's keys.
     pub head: Head,
@@ -198,23 +211,30 @@ struct EventLines {
 }
 
 impl EventLines {
-    fn advance(&mut self) -> Result<(), InputError> {
+    /// Reads the next line into `into` (a line given back, its memory reused).
+    fn advance(&mut self, mut into: RawLine) -> Result<(), InputError> {
         self.next = None;
         let Some(line) = self.reader.next_line()? else { return Ok(()) };
-        let mut bytes = line.to_vec();
-        let head = Head::written(&bytes).map_or_else(|| serde_json::from_slice(&bytes), Ok).map_err(|e| {
-            let json = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_ok();
-            self.reader.error(format!("{}: {e}", if json { "not an event line" } else { "malformed JSON" }))
-        })?;
-        if head.fields_at > 0 {
-            bytes[head.fields_at] = b'{';
+        into.bytes.clear();
+        into.bytes.extend_from_slice(line);
+        let bytes = &mut into.bytes;
+        if !into.head.read_written(bytes) {
+            into.head = serde_json::from_slice(bytes).map_err(|e| {
+                let json = serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok();
+                self.reader.error(format!("{}: {e}", if json { "not an event line" } else { "malformed JSON" }))
+            })?;
         }
-        let seq = head.seq;
+        if into.head.fields_at > 0 {
+            bytes[into.head.fields_at] = b'{';
+        }
+        let seq = into.head.seq;
         if let Some(last) = self.last_seq.filter(|&last| seq <= last) {
             return Err(self.reader.error(format!("seq {seq} does not follow seq {last}: a history's seq must rise")));
         }
         self.last_seq = Some(seq);
-        self.next = Some(RawLine { head, file: self.index, line: self.reader.line(), bytes });
+        into.file = self.index;
+        into.line = self.reader.line();
+        self.next = Some(into);
         Ok(())
     }
 }
@@ -224,6 +244,8 @@ impl EventLines {
 pub struct Merged {
     files: Vec<EventLines>,
     paths: Vec<PathBuf>,
+    /// A line given back ([`Merged::give_back`]), to be read into next.
+    spare: Option<RawLine>,
 }
 
 impl Merged {
@@ -236,9 +258,15 @@ impl Merged {
             .map(|(index, reader)| EventLines { reader, last_seq: None, next: None, index })
             .collect();
         for f in &mut files {
-            f.advance()?;
+            f.advance(RawLine::default())?;
         }
-        Ok(Merged { files, paths })
+        Ok(Merged { files, paths, spare: None })
+    }
+
+    /// Gives a line back once it is judged: the next line is read into its memory, so a
+    /// stream of lines allocates nothing per line.
+    pub fn give_back(&mut self, line: RawLine) {
+        self.spare = Some(line);
     }
 
     /// The file names, by index.
@@ -275,7 +303,7 @@ impl Merged {
         }
         let Some(b) = best else { return Ok(None) };
         let line = self.files[b].next.take();
-        self.files[b].advance()?;
+        self.files[b].advance(self.spare.take().unwrap_or_default())?;
         Ok(line)
     }
 }

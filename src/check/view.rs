@@ -3,6 +3,10 @@
 //! swarm's `swarm-selected` witness switches kinds off), and the store's instance rows
 //! rebuilt from the store's own witnesses — what a checker may ask a [`ModelView`].
 //! Binding tables are replica state no history holds: a view built here has none.
+//!
+//! The rows are kept only for a user's checkers, which may ask the view about them
+//! (`version`, `held_claims`, …): the built-in checkers read witnesses only, and a row per
+//! instance the history ever named is memory that grows with its length.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -26,6 +30,8 @@ pub struct HistoryView {
     broker_call_latency: std::time::Duration,
     store: Rc<RefCell<StoreState>>,
     view: ModelView,
+    /// Whether the store's rows are rebuilt (a user's checker may read them).
+    keeps_rows: bool,
 }
 
 impl HistoryView {
@@ -34,7 +40,21 @@ impl HistoryView {
         let store = Rc::new(RefCell::new(StoreState::default()));
         let config = Rc::new(Config { faults: scenario.faults.clone(), scenario: scenario.clone() });
         let view = ModelView::new(config, store.clone());
-        HistoryView { scenario, unwitnessed: 0, broker_call_latency: std::time::Duration::ZERO, store, view }
+        HistoryView {
+            scenario,
+            unwitnessed: 0,
+            broker_call_latency: std::time::Duration::ZERO,
+            store,
+            view,
+            keeps_rows: true,
+        }
+    }
+
+    /// The same view, rebuilding the store's rows only if `keep` (some checker judging
+    /// may read them: a user's); instance ids are still checked against the limit.
+    pub fn keeping_rows(mut self, keep: bool) -> HistoryView {
+        self.keeps_rows = keep;
+        self
     }
 
     /// The same view, of a history whose writer does not witness the kinds whose tags are
@@ -77,16 +97,22 @@ impl HistoryView {
         match &event.kind {
             ModelEvent::SwarmSelected { enabled } => self.select(enabled),
             ModelEvent::InstanceStarted { instance, steps } => {
-                let mut row = self.row(instance.0)?;
-                row.steps = *steps;
+                if let Some(mut row) = self.row(instance.0)? {
+                    row.steps = *steps;
+                }
             }
-            ModelEvent::ClaimGranted { instance, .. } => self.row(instance.0)?.claimed_at = event.time,
+            ModelEvent::ClaimGranted { instance, .. } => {
+                if let Some(mut row) = self.row(instance.0)? {
+                    row.claimed_at = event.time;
+                }
+            }
             ModelEvent::RowWritten { instance, owner, version, epoch, parked, .. } => {
-                let mut row = self.row(instance.0)?;
-                row.owner = *owner;
-                row.version = *version;
-                row.epoch = *epoch;
-                row.parked = *parked;
+                if let Some(mut row) = self.row(instance.0)? {
+                    row.owner = *owner;
+                    row.version = *version;
+                    row.epoch = *epoch;
+                    row.parked = *parked;
+                }
             }
             _ => {}
         }
@@ -104,9 +130,13 @@ impl HistoryView {
         self.view = self.model_view(faults);
     }
 
-    fn row(&mut self, id: u32) -> Result<std::cell::RefMut<'_, InstanceRow>, String> {
+    /// The row of instance `id`, made if need be (`None` if rows are not kept).
+    fn row(&mut self, id: u32) -> Result<Option<std::cell::RefMut<'_, InstanceRow>>, String> {
         if id > INSTANCE_ID_MAX {
             return Err(format!("instance id {id} is above {INSTANCE_ID_MAX}: number instances densely from 0"));
+        }
+        if !self.keeps_rows {
+            return Ok(None);
         }
         let mut store = self.store.borrow_mut();
         while store.instances.len() <= id as usize {
@@ -121,6 +151,6 @@ impl HistoryView {
                 plan: Vec::new(),
             });
         }
-        Ok(std::cell::RefMut::map(store, |s| &mut s.instances[id as usize]))
+        Ok(Some(std::cell::RefMut::map(store, |s| &mut s.instances[id as usize])))
     }
 }

@@ -56,7 +56,7 @@ pub struct BounceMeterAgrees {
     /// The meter as the harness read it: (relay, timer).
     meter: Option<(u32, u32)>,
     /// Tasks witnessed aborted.
-    aborted: std::collections::BTreeSet<u64>,
+    aborted: crate::id_bits::IdBits,
 }
 
 /// The registration.
@@ -96,14 +96,14 @@ impl Checker<ModelEvent, ModelView> for BounceMeterAgrees {
             ModelEvent::ClaimRefused { exec, path, delivery, task, .. } => match path {
                 ResumePath::Relay | ResumePath::PullCompletion => {
                     self.relay.refused += 1;
-                    let unheard = task.is_some_and(|t| self.aborted.contains(&t));
+                    let unheard = task.is_some_and(|t| self.aborted.contains(t));
                     if let Some(d) = delivery.filter(|_| !unheard).as_ref() {
                         self.unanswered_relays.insert(*d, (*exec, *task));
                     }
                 }
                 ResumePath::Timer => {
                     self.timer.refused += 1;
-                    if let Some(t) = task.filter(|t| !self.aborted.contains(t)).as_ref() {
+                    if let Some(t) = task.filter(|&t| !self.aborted.contains(t)).as_ref() {
                         self.unanswered_timers.insert(*t, *exec);
                     }
                 }

@@ -15,8 +15,15 @@
 //! commit for failed and only hands its trigger back, sending nothing more under that
 //! epoch — the trigger's redelivery finds the step done (R25), and no store witness names
 //! the old epoch again.
+//!
+//! **What it keeps, compactly.** A zombie may act under any epoch of an instance long
+//! finished, so each instance's accepted commits are kept for the whole history — as one
+//! record: the versions written as "1 to n" (a correct history writes them in order) with
+//! any written apart from that run listed beside it, and the epochs of its commits in a
+//! short list. About 60 bytes a finished instance of three steps, where a tree entry per
+//! version and per epoch took three times that.
 
-use std::collections::BTreeSet;
+use crate::dense::DenseMap;
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
@@ -28,10 +35,39 @@ use crate::view::ModelView;
 /// What the store accepted so far.
 #[derive(Default)]
 pub struct CommitOnce {
-    /// (instance, version written) of every accepted commit.
-    versions: BTreeSet<(InstanceId, u64)>,
-    /// (instance, epoch) of every accepted commit: claims that a commit ended.
-    committed_epochs: BTreeSet<(InstanceId, u64)>,
+    /// Each instance's accepted commits.
+    commits: DenseMap<InstanceId, Commits>,
+}
+
+/// One instance's accepted commits.
+#[derive(Default)]
+struct Commits {
+    /// Versions 1 to `versions_upto` were all written by accepted commits.
+    versions_upto: u64,
+    /// Versions written above `versions_upto + 1`, not yet joined to the run (none in a
+    /// history whose commits write their versions in order).
+    versions_apart: Vec<u64>,
+    /// Epochs of its accepted commits: claims that a commit ended.
+    epochs: Vec<u64>,
+}
+
+impl Commits {
+    /// Records that `version` was written; false if it had been already.
+    fn write(&mut self, version: u64) -> bool {
+        if (1..=self.versions_upto).contains(&version) || self.versions_apart.contains(&version) {
+            return false;
+        }
+        if version != self.versions_upto + 1 {
+            self.versions_apart.push(version);
+            return true;
+        }
+        self.versions_upto = version;
+        while let Some(at) = self.versions_apart.iter().position(|&v| v == self.versions_upto + 1) {
+            self.versions_apart.swap_remove(at);
+            self.versions_upto += 1;
+        }
+        true
+    }
 }
 
 /// The registration.
@@ -48,7 +84,7 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
 
 impl CommitOnce {
     fn after_commit(&self, instance: InstanceId, epoch: u64, what: &str) -> Check {
-        if self.committed_epochs.contains(&(instance, epoch)) {
+        if self.commits.get(instance).is_some_and(|c| c.epochs.contains(&epoch)) {
             return Check::Fail(format!(
                 "a {what} of instance {} under epoch {epoch}, whose commit the store had already accepted: the execution took a step that committed for failed",
                 instance.0
@@ -78,13 +114,14 @@ impl Checker<ModelEvent, ModelView> for CommitOnce {
                 if let Check::Fail(m) = self.after_commit(*instance, *epoch, "second commit") {
                     return Check::Fail(m);
                 }
-                if !self.versions.insert((*instance, *version_after)) {
+                let commits = self.commits.get_or_insert_with(*instance, Commits::default);
+                if !commits.write(*version_after) {
                     return Check::Fail(format!(
                         "version {version_after} of instance {} written by a second accepted commit: one step applied twice",
                         instance.0
                     ));
                 }
-                self.committed_epochs.insert((*instance, *epoch));
+                commits.epochs.push(*epoch);
                 Check::Ok
             }
             ModelEvent::CommitRejected { instance, epoch, .. } => self.after_commit(*instance, *epoch, "commit"),
@@ -177,5 +214,76 @@ mod tests {
             task: Some(7),
         };
         assert_eq!(feed(&mut CommitOnce::default(), vec![(1, accepted(1, 0)), (2, other)]), Check::Ok);
+    }
+
+    proptest::proptest! {
+        /// The compact record of written versions answers as the set of them did, in any
+        /// order of writes.
+        #[test]
+        fn the_versions_record_answers_as_a_set(writes in proptest::collection::vec(0u64..12, 0..40)) {
+            let mut record = Commits::default();
+            let mut set = std::collections::BTreeSet::new();
+            for v in writes {
+                proptest::prop_assert_eq!(record.write(v), set.insert(v));
+            }
+        }
+    }
+
+    /// A finished instance's commits are still judged long after: a zombie releasing under
+    /// an epoch whose commit was accepted, a commit writing a version again.
+    #[test]
+    fn a_zombie_of_a_long_finished_instance_is_still_flagged() {
+        let of = |instance: u32, e: ModelEvent| match e {
+            ModelEvent::CommitAccepted {
+                exec,
+                owner,
+                epoch,
+                owner_before,
+                current_epoch,
+                trigger,
+                based_on,
+                version_before,
+                version_after,
+                task,
+                ..
+            } => ModelEvent::CommitAccepted {
+                instance: InstanceId(instance),
+                exec,
+                owner,
+                epoch,
+                owner_before,
+                current_epoch,
+                trigger,
+                based_on,
+                version_before,
+                version_after,
+                task,
+            },
+            ModelEvent::Released { exec, owner, epoch, current_epoch, released, task, .. } => ModelEvent::Released {
+                instance: InstanceId(instance),
+                exec,
+                owner,
+                epoch,
+                current_epoch,
+                released,
+                task,
+            },
+            other => other,
+        };
+        let mut h = Vec::new();
+        for i in 0..5_000 {
+            h.push((1, of(i, accepted(1, 0))));
+            h.push((2, of(i, accepted(3, 1))));
+            h.push((3, of(i, accepted(4, 2))));
+        }
+        let mut zombie = h.clone();
+        zombie.push((9, of(7, released(3))));
+        assert!(fails(&feed(&mut CommitOnce::default(), zombie)));
+        let mut again = h.clone();
+        again.push((9, of(7, accepted(6, 1))));
+        assert!(fails(&feed(&mut CommitOnce::default(), again)));
+        let mut fine = h;
+        fine.push((9, of(7, released(2))));
+        assert_eq!(feed(&mut CommitOnce::default(), fine), Check::Ok);
     }
 }

@@ -13,6 +13,13 @@
 //! behind — a validation error, a hung-up client or an early return that skipped the
 //! release (R9).
 //!
+//! **What it forgets.** A row that no claim holds is dropped (a free row matches no
+//! grant, exactly as an unknown one), and a task's grant is dropped once its row moves on:
+//! freed, or granted again to another task. Row epochs only rise, so a grant the row has
+//! left can never be the row's claim again. A task is forgotten with its last grant: the
+//! checker holds the claims on rows and the tasks holding them, not every task and
+//! instance of a long history.
+//!
 //! What this cannot see: a leak on a lane's very last execution, or one followed only by work
 //! on the same instance (the same owner's re-claim is re-entrant and renews the claim).
 //! `eventual-completion` catches a claim still held after the heal.
@@ -32,8 +39,12 @@ use crate::view::ModelView;
 pub struct ExitsRelease {
     /// Each instance's row as last written: owner and claim epoch.
     rows: DenseMap<InstanceId, (Option<OwnerId>, u64)>,
-    /// The grants each task received: instance, owner and epoch.
+    /// The grants each task received and the row may still show: instance, owner and
+    /// epoch. A task with none is not kept.
     grants: BTreeMap<u64, Vec<(InstanceId, OwnerId, u64)>>,
+    /// The task of each claimed instance's latest grant (instances whose row is free are
+    /// not kept).
+    granted_to: DenseMap<InstanceId, u64>,
 }
 
 /// The registration.
@@ -52,10 +63,44 @@ impl ExitsRelease {
     /// `next`: (instance, owner, epoch).
     fn still_held(&mut self, task: u64, next: InstanceId) -> Option<(InstanceId, OwnerId, u64)> {
         let rows = &self.rows;
-        let grants = self.grants.entry(task).or_default();
+        let grants = self.grants.get_mut(&task)?;
         // Forget grants the row no longer shows (released, committed, swept, superseded).
         grants.retain(|(instance, owner, epoch)| rows.get(*instance) == Some(&(Some(*owner), *epoch)));
-        grants.iter().copied().find(|(instance, _, _)| *instance != next)
+        let held = grants.iter().copied().find(|(instance, _, _)| *instance != next);
+        if grants.is_empty() {
+            self.grants.remove(&task);
+        }
+        held
+    }
+
+    /// Drops `task`'s grants of `instance` (its row moved on), and the task with its last.
+    fn forget_grants_of(&mut self, task: u64, instance: InstanceId) {
+        if let Some(grants) = self.grants.get_mut(&task) {
+            grants.retain(|(i, _, _)| *i != instance);
+            if grants.is_empty() {
+                self.grants.remove(&task);
+            }
+        }
+    }
+
+    /// A row write: a free row is forgotten with the grant that held it.
+    fn row_written(&mut self, instance: InstanceId, owner: Option<OwnerId>, epoch: u64) {
+        if owner.is_some() {
+            self.rows.insert(instance, (owner, epoch));
+            return;
+        }
+        self.rows.remove(instance);
+        if let Some(task) = self.granted_to.remove(instance) {
+            self.forget_grants_of(task, instance);
+        }
+    }
+
+    /// A grant of `instance` to `task`: the previous grant's task no longer holds it.
+    fn granted(&mut self, task: u64, instance: InstanceId, owner: OwnerId, epoch: u64) {
+        if let Some(previous) = self.granted_to.insert(instance, task).filter(|&t| t != task) {
+            self.forget_grants_of(previous, instance);
+        }
+        self.grants.entry(task).or_default().push((instance, owner, epoch));
     }
 }
 
@@ -98,7 +143,7 @@ impl Checker<ModelEvent, ModelView> for ExitsRelease {
     fn on_event(&mut self, event: &Event<ModelEvent>, _view: &ModelView) -> Check {
         let (task, next) = match &event.kind {
             ModelEvent::RowWritten { instance, owner, epoch, .. } => {
-                self.rows.insert(*instance, (*owner, *epoch));
+                self.row_written(*instance, *owner, *epoch);
                 return Check::Ok;
             }
             ModelEvent::AdminRequestEnded { task, status, .. } => return self.request_ended(*task, *status),
@@ -113,7 +158,7 @@ impl Checker<ModelEvent, ModelView> for ExitsRelease {
             ));
         }
         if let ModelEvent::ClaimGranted { instance, owner, epoch, .. } = &event.kind {
-            self.grants.entry(task).or_default().push((*instance, *owner, *epoch));
+            self.granted(task, *instance, *owner, *epoch);
         }
         Check::Ok
     }
@@ -212,5 +257,34 @@ mod tests {
         let history =
             vec![(1, granted(0, 1, 7)), (2, row(0, WriteKind::Claim, Some(owner()), 1)), (3, granted(1, 1, 8))];
         assert_eq!(feed(&mut ExitsRelease::default(), history), Check::Ok);
+    }
+
+    /// A long history's tasks and instances come and go: what left its row is forgotten,
+    /// and a leak after all of it is still seen.
+    #[test]
+    fn rows_and_tasks_that_moved_on_are_forgotten_and_a_later_leak_still_fires() {
+        let mut checker = ExitsRelease::default();
+        let mut h = Vec::new();
+        for i in 0..10_000u32 {
+            let task = 100 + u64::from(i);
+            h.push((1, granted(i, 1, task)));
+            h.push((1, row(i, WriteKind::Claim, Some(owner()), 1)));
+            // Every other claim is taken over by another task's grant, the rest released.
+            if i % 2 == 0 {
+                h.push((2, row(i, WriteKind::Release, None, 1)));
+            } else {
+                h.push((2, granted(i, 2, 1_000_000 + task)));
+                h.push((2, row(i, WriteKind::Claim, Some(owner()), 2)));
+                h.push((3, row(i, WriteKind::Commit, None, 2)));
+            }
+        }
+        assert_eq!(feed(&mut checker, h), Check::Ok);
+        assert!(checker.grants.is_empty() && checker.rows.is_empty() && checker.granted_to.is_empty());
+        let leak = vec![
+            (4, granted(20_000, 3, 7)),
+            (4, row(20_000, WriteKind::Claim, Some(owner()), 3)),
+            (5, granted(20_001, 1, 7)),
+        ];
+        assert!(fails(&feed(&mut checker, leak)));
     }
 }

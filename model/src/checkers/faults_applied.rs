@@ -15,6 +15,10 @@
 //!   witnesses, no message has more duplicate deliveries (`RelayDelivered`, `duplicate`)
 //!   than first deliveries (neither redelivered nor a duplicate).
 //!
+//! **What it keeps.** A duplicate may come at any time after its first delivery, so each
+//! message's two counts are kept for the whole history, in a dense table by message id
+//! (12 bytes a message). A task waiting out its lateness is dropped when it next acts.
+//!
 //! A bug that would still pass: a jittered fire that waits, but on another task than the
 //! one the fault was reported into (the poller waits, the fire it already sent does not).
 
@@ -34,7 +38,7 @@ pub struct FaultsApplied {
     /// Task → (until when it must stay quiet, when the lateness was reported, the lateness).
     waiting: BTreeMap<u64, (u64, u64, u64)>,
     /// Message → (first deliveries, duplicate deliveries).
-    deliveries: BTreeMap<MessageId, (u32, u32)>,
+    deliveries: crate::dense::DenseMap<MessageId, (u32, u32)>,
 }
 
 /// The registration.
@@ -99,7 +103,7 @@ impl Checker<ModelEvent, ModelView> for FaultsApplied {
     fn on_event(&mut self, event: &Event<ModelEvent>, _view: &ModelView) -> Check {
         let now = event.time.as_nanos();
         if let ModelEvent::RelayDelivered { message, redelivery, duplicate, .. } = &event.kind {
-            let (first, copies) = self.deliveries.entry(*message).or_default();
+            let (first, copies) = self.deliveries.get_or_insert_with(*message, Default::default);
             if *duplicate {
                 *copies += 1;
                 if *copies > *first {

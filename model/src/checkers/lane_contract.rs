@@ -2,6 +2,10 @@
 //! submission order, and no reentrant entry — a reentrant call must surface as an error at
 //! its call site, which in a correct model never happens. (A reentrant call that is not
 //! detected deadlocks its lane; the executor reports that as a Hang naming the lane.)
+//!
+//! **What it forgets.** A lane with nothing waiting and no turn open is in the state a
+//! lane never seen is in, so it is dropped when its turn ends empty: the checker holds the
+//! lanes with work in flight, not every lane of every process a long history has had.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -86,6 +90,9 @@ impl Checker<ModelEvent, ModelView> for LaneContract {
                     return Check::Fail(format!("lane {} ended item {item}'s turn, which was not open", name()));
                 }
                 lane.open_turn = None;
+                if lane.waiting.is_empty() {
+                    self.lanes.remove(lane_index(*process, *component));
+                }
             }
             LaneAction::ReentrantRefused => {
                 return Check::Fail(format!(
@@ -145,5 +152,33 @@ mod tests {
             (2, lane(LaneAction::TurnEnded(1))),
         ];
         assert_eq!(feed(&mut LaneContract::default(), h), Check::Ok);
+    }
+
+    /// A long history's lanes come and go: an idle lane is forgotten, and one that comes
+    /// back is judged as a fresh one, which is what an idle lane is.
+    #[test]
+    fn idle_lanes_are_forgotten_and_judged_the_same_when_they_come_back() {
+        let on = |process: u32, action| ModelEvent::Lane {
+            process: ProcessId(process),
+            component: Component::Bindings,
+            action,
+            task: None,
+        };
+        let mut checker = LaneContract::default();
+        let mut h = Vec::new();
+        for p in 0..20_000 {
+            h.push((1, on(p, LaneAction::Submitted(0))));
+            h.push((1, on(p, LaneAction::TurnStarted(0))));
+            h.push((1, on(p, LaneAction::TurnEnded(0))));
+        }
+        assert_eq!(feed(&mut checker, h), Check::Ok);
+        assert_eq!(checker.lanes.len(), 0);
+        assert!(checker.lanes.capacity_in_slots() < 20_000, "{} slots", checker.lanes.capacity_in_slots());
+        let back = vec![
+            (2, on(3, LaneAction::Submitted(1))),
+            (2, on(3, LaneAction::Submitted(2))),
+            (2, on(3, LaneAction::TurnStarted(2))),
+        ];
+        assert!(fails(&feed(&mut checker, back)));
     }
 }

@@ -79,7 +79,7 @@ pub struct NoDoubleResume {
     /// Every grant witnessed: (instance, epoch) → the owner it went to.
     grants: BTreeMap<(InstanceId, u64), OwnerId>,
     /// Tasks the executor witnessed aborted.
-    aborted: std::collections::BTreeSet<u64>,
+    aborted: crate::id_bits::IdBits,
 }
 
 /// The registration.
@@ -197,7 +197,7 @@ impl Checker<ModelEvent, ModelView> for NoDoubleResume {
             ModelEvent::ClaimGranted { instance, owner, epoch, task, .. } => {
                 let aborted = &self.aborted;
                 let row = self.rows.get_or_insert_with(*instance, Row::default);
-                let holder_aborted = row.task.is_some_and(|t| aborted.contains(&t));
+                let holder_aborted = row.task.is_some_and(|t| aborted.contains(t));
                 let reentrant = row.owner == Some(*owner);
                 if reentrant && task.is_some() && row.task.is_some() && *task != row.task && !holder_aborted {
                     return Check::Fail(format!(

@@ -37,7 +37,7 @@ pub struct OwnerScope {
     /// Task → the first owner id it sent.
     sent: BTreeMap<u64, OwnerId>,
     /// Tasks the executor witnessed aborted.
-    aborted: std::collections::BTreeSet<u64>,
+    aborted: crate::id_bits::IdBits,
     /// Owner ids handed from an aborted task to the next, with the aborted task: its
     /// requests sent before the abort may land later.
     retired: std::collections::BTreeSet<(OwnerId, u64)>,
@@ -71,7 +71,7 @@ impl OwnerScope {
             // A late request of the aborted worker this owner id was handed away from.
             return Check::Ok;
         }
-        if first != task && self.aborted.contains(&first) {
+        if first != task && self.aborted.contains(first) {
             self.sender.insert(owner, task);
             self.retired.insert((owner, first));
             first = task;

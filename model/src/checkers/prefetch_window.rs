@@ -19,6 +19,12 @@
 //! consumer the run has had (a 10-million-event history has hundreds of thousands, and
 //! `check` spent nearly all its time walking them on every ack).
 //!
+//! **What it forgets.** A consumer with nothing unsettled is dropped (an empty window reads
+//! as an absent one), and a message with no unsettled copy: the books hold the deliveries
+//! in flight, not every consumer and message of a long history. They are trees, so that
+//! one delivery never settled (the history ended first) costs its own entry, not a slot for
+//! every consumer after it.
+//!
 //! The books are kept once per run in the view's ledger ([`crate::checkers::ledger`]),
 //! shared with `sometimes-prefetch-window-full`, which asks about the same events.
 
@@ -29,7 +35,6 @@ use std::sync::Arc;
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
 use crate::checkers::ledger::{Reader, PREFETCH_READS};
-use crate::dense::DenseMap;
 use crate::event::{millis_text, ModelEvent};
 use crate::ids::{MessageId, ProcessId};
 use crate::view::ModelView;
@@ -41,7 +46,7 @@ pub struct PrefetchWindow;
 /// the broker's own count).
 #[derive(Default)]
 pub struct PrefetchBooks {
-    unsettled: DenseMap<ProcessId, Held>,
+    unsettled: BTreeMap<ProcessId, Held>,
     /// The consumers holding at least one unsettled copy of each message, each once.
     /// Invariant: `p` is in `holders[m]` exactly when `unsettled[p]` holds a copy of `m`;
     /// a message no consumer holds has no entry, so the map is as small as the unsettled
@@ -139,10 +144,21 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
 }
 
 impl PrefetchBooks {
+    /// Takes one unsettled copy of `message` out of `consumer`'s window, if it has one;
+    /// whether it was the consumer's last copy of it. An empty window is forgotten: it
+    /// reads as an absent one.
+    fn take_copy(&mut self, consumer: ProcessId, message: MessageId) -> bool {
+        let Some(held) = self.unsettled.get_mut(&consumer) else { return false };
+        let last = held.settle(message);
+        if held.total == 0 {
+            self.unsettled.remove(&consumer);
+        }
+        last
+    }
+
     /// Takes one unsettled copy of `message` out of `consumer`'s window, if it has one.
     fn settle_at(&mut self, consumer: ProcessId, message: MessageId) {
-        let last = self.unsettled.get_mut(consumer).is_some_and(|held| held.settle(message));
-        if last {
+        if self.take_copy(consumer, message) {
             self.forget_holder(message, consumer);
         }
     }
@@ -159,7 +175,7 @@ impl PrefetchBooks {
     pub(crate) fn observe(&mut self, event: &ModelEvent) -> Option<(ProcessId, MessageId, u32)> {
         match event {
             ModelEvent::RelayDelivered { message, process, .. } => {
-                let held = self.unsettled.get_or_insert_with(*process, Held::default);
+                let held = self.unsettled.entry(*process).or_default();
                 let first = held.deliver(*message);
                 let total = held.total;
                 if first {
@@ -187,8 +203,8 @@ impl PrefetchBooks {
         let Some(consumers) = self.holders.remove(&message) else { return };
         let mut still: Option<Holders> = None;
         for &consumer in consumers.as_slice() {
-            let held = self.unsettled.get_mut(consumer).expect("a holder has a window");
-            if !held.settle(message) {
+            assert!(self.unsettled.contains_key(&consumer), "a holder has a window");
+            if !self.take_copy(consumer, message) {
                 match &mut still {
                     None => still = Some(Holders::One(consumer)),
                     Some(holders) => holders.add(consumer),
@@ -385,7 +401,7 @@ mod tests {
             proptest::prop_assert_eq!(totals, brute_force_totals(&history));
             for (m, consumers) in &window.holders {
                 for p in consumers.as_slice() {
-                    proptest::prop_assert!(window.unsettled.get(*p).unwrap().copies.iter().any(|(c, _)| c == m));
+                    proptest::prop_assert!(window.unsettled.get(p).unwrap().copies.iter().any(|(c, _)| c == m));
                 }
                 let mut listed = consumers.as_slice().to_vec();
                 listed.dedup();

@@ -32,11 +32,20 @@
 //! R7 (the structured code) is not judged: the code is what the runtime answers its caller,
 //! and nothing in the model witnesses that answer.
 //!
+//! **What it keeps, and for how long.** A refusal may name a delivery settled long before
+//! (a frozen lane waking), so the deliveries settled and acked are kept for the whole
+//! history, as bits ([`IdBits`]: a broker numbers its deliveries from a counter, so one
+//! costs about a bit); so are the aborted tasks. A message's outstanding requeues and
+//! takebacks are kept until its redelivery answers them, in a tree, so that one never
+//! redelivered (the history ended first) costs its own entry and not a slot for every
+//! message after it. Per instance (the last settle and takeback times, the timer row's
+//! refusal count) and per refused execution, a few bytes each in dense tables.
+//!
 //! A bug that would still pass: a refused relay requeued by the lane but *also* executed
 //! under a second claim attempt by a fresh execution id in the same task — the store sees a
 //! new execution, not a retry in place (no-double-resume judges the double run, if any).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,6 +54,7 @@ use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 use crate::checkers::running_time::RunningTime;
 use crate::dense::DenseMap;
 use crate::event::{millis_text, ModelEvent};
+use crate::id_bits::IdBits;
 use crate::ids::{ExecId, InstanceId, MessageId, ProcessId, ResumePath};
 use crate::view::ModelView;
 
@@ -81,16 +91,16 @@ pub struct RefusalContract {
     refused_deliveries: BTreeMap<u32, RefusedDelivery>,
     /// Deliveries the broker has acked, requeued or taken back: a refusal naming one of
     /// them (a frozen process's lane waking to a copy taken back meanwhile) owes nothing.
-    settled_deliveries: BTreeSet<u32>,
+    settled_deliveries: IdBits,
     /// Deliveries their consumer acked: one whose claim is refused afterwards was given up
     /// before the step it carries was done (R4).
-    acked_deliveries: BTreeSet<u32>,
+    acked_deliveries: IdBits,
     /// The processes' freezes and deaths (a requeue is owed in running time).
     running: RunningTime,
     /// Tasks the executor witnessed aborted: a refusal naming one landed after its sender
     /// was gone (a request on the wire outlives its sender), and only the lane's exit path
     /// can give the delivery back.
-    aborted: BTreeSet<u64>,
+    aborted: IdBits,
     /// Executions the store refused, with the path they were on.
     refused: DenseMap<ExecId, ResumePath>,
     /// Refused relays not yet requeued, by the task that sent the refused claim.
@@ -102,9 +112,9 @@ pub struct RefusalContract {
     /// Last time the broker acked or requeued a delivery of the instance (ns).
     settled_ns: DenseMap<InstanceId, u64>,
     /// Per message: the earliest redelivery times (ns) of its outstanding requeues.
-    requeued_until: DenseMap<MessageId, Vec<u64>>,
+    requeued_until: BTreeMap<MessageId, Vec<u64>>,
     /// Per message: takebacks from a consumer not yet redelivered (no delay applies).
-    takebacks: DenseMap<MessageId, u32>,
+    takebacks: BTreeMap<MessageId, u32>,
     /// Refused timer fires waiting for their deferral, by task: the instance.
     deferral_pending: BTreeMap<Option<u64>, InstanceId>,
     /// Refusal-deferrals applied to each instance's current timer row.
@@ -228,17 +238,17 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
                 match path {
                     ResumePath::Relay | ResumePath::PullCompletion if delivery.is_some() => {
                         let d = delivery.unwrap_or_default();
-                        if self.acked_deliveries.contains(&d) {
+                        if self.acked_deliveries.contains(u64::from(d)) {
                             return Check::Fail(format!(
                                 "execution {} was refused the claim on instance {} for delivery {d}, which its consumer had already acked: the relay is gone though its step was never done (R4)",
                                 exec.0, instance.0
                             ));
                         }
-                        if self.settled_deliveries.contains(&d) {
+                        if self.settled_deliveries.contains(u64::from(d)) {
                             return Check::Ok;
                         }
                         let mut allowance_ns = nanos(requeue_bound(view));
-                        if task.is_some_and(|t| self.aborted.contains(&t)) {
+                        if task.is_some_and(|t| self.aborted.contains(t)) {
                             // Nobody heard it: the exit path that started at the abort requeues.
                             let exit = nanos(crate::checkers::live_leak::exit_path_bound(view));
                             allowance_ns = allowance_ns.max(exit);
@@ -272,32 +282,32 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
                 // The requeue does not name the task that asked for it: it answers every
                 // refusal of the instance still waiting (lenient where a witness is missing).
                 self.requeue_pending.retain(|_, p| p.instance != *instance);
-                self.requeued_until.get_or_insert_with(*message, Vec::new).push(now.saturating_add(*delay_ns));
+                self.requeued_until.entry(*message).or_default().push(now.saturating_add(*delay_ns));
             }
             ModelEvent::RelayReclaimed { instance, message, .. } => {
                 self.reclaimed_ns.insert(*instance, now);
                 self.first_reclaimed_ns.get_or_insert_with(*instance, || now);
-                *self.takebacks.get_or_insert_with(*message, || 0) += 1;
+                *self.takebacks.entry(*message).or_default() += 1;
             }
             ModelEvent::RelayDelivered { instance, message, redelivery: true, duplicate: false, .. } => {
-                let ready = self.requeued_until.get_mut(*message).and_then(|dues| {
+                let ready = self.requeued_until.get_mut(message).and_then(|dues| {
                     let i =
                         dues.iter().enumerate().filter(|(_, d)| **d <= now).min_by_key(|(_, d)| **d).map(|(i, _)| i);
                     i.map(|i| dues.swap_remove(i))
                 });
                 // A message with no requeue or takeback outstanding is forgotten (an absent
                 // entry reads as an empty one), so the map holds the messages in flight.
-                if self.requeued_until.get(*message).is_some_and(Vec::is_empty) {
-                    self.requeued_until.remove(*message);
+                if self.requeued_until.get(message).is_some_and(Vec::is_empty) {
+                    self.requeued_until.remove(message);
                 }
                 if ready.is_none() {
-                    match self.takebacks.get_mut(*message) {
+                    match self.takebacks.get_mut(message) {
                         Some(n) if *n > 1 => *n -= 1,
                         Some(n) if *n == 1 => {
-                            self.takebacks.remove(*message);
+                            self.takebacks.remove(message);
                         }
                         _ => {
-                            if let Some(&due) = self.requeued_until.get(*message).and_then(|d| d.iter().min()) {
+                            if let Some(&due) = self.requeued_until.get(message).and_then(|d| d.iter().min()) {
                                 return Check::Fail(format!(
                                     "relay m{} of instance {} was redelivered at {}, before its requeue delay ran out at {}: a busy loop (R4)",
                                     message.0,
@@ -378,12 +388,12 @@ impl RefusalContract {
         | ModelEvent::RelayAcked { delivery: Some(d), .. }
         | ModelEvent::RelayDeadLettered { delivery: Some(d), .. } = kind
         {
-            self.settled_deliveries.insert(*d);
+            self.settled_deliveries.insert(u64::from(*d));
         }
         if let ModelEvent::RelayAcked { delivery: Some(d), .. }
         | ModelEvent::RelayDeadLettered { delivery: Some(d), .. } = kind
         {
-            self.acked_deliveries.insert(*d);
+            self.acked_deliveries.insert(u64::from(*d));
         }
         match kind {
             ModelEvent::RelayRequeued { delivery: Some(d), .. } => {

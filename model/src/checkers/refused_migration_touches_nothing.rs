@@ -16,10 +16,15 @@
 //! claim again, and what follows is the answer to that; a request whose client hung up
 //! while the refusal was on its way answered no 409, and its exit path may look again.
 //!
+//! **What it keeps.** A refused migration's task may turn out to have submitted at any time
+//! before, so every submitting task is remembered for the whole history — as bits
+//! ([`crate::id_bits::IdBits`]: task ids come from a counter, so one costs about a bit).
+//! A refused task is dropped once its request ends or its refusal's reply is lost.
+//!
 //! A real bug that would still pass: a refused migration that hands its rebind to another
 //! task (a spawned helper): the submitter is then not the task the store saw.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
@@ -32,7 +37,7 @@ use crate::view::ModelView;
 #[derive(Default)]
 pub struct RefusedMigrationTouchesNothing {
     /// Invariant: every task number seen submitting an item to any binding-table lane.
-    submitters: BTreeSet<u64>,
+    submitters: crate::id_bits::IdBits,
     /// Tasks whose migration claim was refused: the refused instance, and the first thing
     /// the task did after the refusal, if anything — a violation if the request then
     /// answers 409.
@@ -109,7 +114,7 @@ impl Checker<ModelEvent, ModelView> for RefusedMigrationTouchesNothing {
                 Check::Ok
             }
             ModelEvent::ClaimRefused { instance, exec, path: ResumePath::Migration, task: Some(task), .. }
-                if self.submitters.contains(task) =>
+                if self.submitters.contains(*task) =>
             {
                 Check::Fail(format!(
                     "migration {} of instance {} was refused its claim (409) after its task {task} had \
