@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod admin;
+pub mod admin_client;
 pub mod broker;
 pub mod checkers;
 pub mod claim_fence;

@@ -184,6 +184,7 @@ mod tests {
             task,
             instance: InstanceId(0),
             status: crate::event::AdminStatus::HungUp,
+            code: None,
         }
     }
 
