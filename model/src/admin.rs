@@ -175,6 +175,7 @@ async fn handle(w: &Rc<World>, surface: &ReplicaSurface, order: Order, hung_up: 
         }
     });
     let handler = Box::pin(request.migrate());
+    // Bound to a name so that the select's temporaries, which borrow `request`, end first.
     let status = match futures::future::select(hung_up, handler).await {
         futures::future::Either::Right((status, _)) => status,
         futures::future::Either::Left((_, handler)) => {
