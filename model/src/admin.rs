@@ -17,21 +17,20 @@
 //! repeated release or migration write matches only the migration's own claim). A graceful
 //! shutdown waits for the requests in flight, as a server drains its connections.
 //!
-//! The operator's orders go out through its admin client ([`crate::admin_client`]), which
-//! acts on each answer's structured code (R7). The server witnesses every request it
+//! The operator and its admin client ([`crate::admin_client`]) send the requests and act on
+//! each answer's structured code (R7). The server witnesses every request it
 //! receives (`AdminRequestReceived`: client, request id, attempt) and the answer it gives
 //! (`AdminRequestEnded`: status and code): `codes-acted-on` judges the client from those.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use sutra_sim_core::executor::{self, sleep};
+use sutra_sim_core::executor;
 use sutra_sim_core::sync::{oneshot, Receiver};
 use sutra_sim_core::{NodeId, NodeStatus};
 
-use crate::admin_client::{self, Order, OPERATOR_CLIENT};
 use crate::event::{AdminStatus, Exit, ModelEvent, Reaction};
-use crate::ids::{Code, ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
+use crate::ids::{Code, ExecId, InstanceId, OwnerId, ResumePath};
 use crate::mutant::Mutant;
 use crate::replica::ReplicaSurface;
 use crate::spec::RETRY_ATTEMPTS_MAX;
@@ -42,37 +41,17 @@ use crate::world::World;
 /// One granted request in this many fails unexpectedly after its read (a 500).
 const UNEXPECTED_FAILURE_ONE_IN: u32 = 16;
 
-/// The operator: considers a migration every fault tick until the heal, and hands each one
-/// it orders to its admin client ([`crate::admin_client`]), which sends it and acts on the
-/// answer.
-pub async fn operator(world: Rc<World>) {
-    let phase = crate::faults::phase(&world.ctx, world.ctx.faults().tick);
-    if !phase.is_zero() {
-        sleep(phase).await;
-    }
-    let mut next_request = 0u32;
-    loop {
-        sleep(world.ctx.faults().tick).await;
-        if world.ctx.healed() {
-            return;
-        }
-        let rate = world.ctx.scenario().admin.migration_per_tick;
-        if rate.is_never() || !rate.draw(streams::ADMIN) {
-            continue;
-        }
-        let instances = world.ctx.scenario().workload.instances;
-        let instance = InstanceId(executor::choose_in(streams::ADMIN, instances));
-        let replica = executor::choose_in(streams::ADMIN, world.ctx.scenario().topology.replicas);
-        let to_lane = executor::choose_in(streams::ADMIN, world.ctx.scenario().topology.lanes) as u16;
-        // A replica shutting down no longer serves its admin API.
-        let Some(server) = Server::of(&world, replica).filter(|s| executor::node_status(s.node) == NodeStatus::Alive)
-        else {
-            continue;
-        };
-        let order = Order { client: OPERATOR_CLIENT, request: next_request, instance, to_lane };
-        next_request += 1;
-        executor::spawn_daemon_on(NodeId::WORLD, "admin:client", admin_client::migrate(world.clone(), order, server));
-    }
+/// A migration request as the client sends it: the same on every attempt.
+#[derive(Clone, Copy, Debug)]
+pub struct Order {
+    /// The client sending it.
+    pub client: u32,
+    /// Its request id: the same on every attempt.
+    pub request: u32,
+    /// The instance to migrate.
+    pub instance: InstanceId,
+    /// The lane to move it to.
+    pub to_lane: u16,
 }
 
 /// A replica process's admin server, as a client finds it.
@@ -114,9 +93,9 @@ impl Server {
         (server.surface.process == slot.process).then_some(server).filter(|s| s.serves(world))
     }
 
-    /// The process behind the server.
-    pub fn process(&self) -> ProcessId {
-        self.surface.process
+    /// True if the process runs now (not frozen): where the operator sends a new order.
+    pub fn running(&self) -> bool {
+        executor::node_status(self.node) == NodeStatus::Alive
     }
 
     /// True while this process still serves its admin API: it is some replica's current

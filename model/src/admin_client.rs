@@ -1,5 +1,6 @@
-//! The operator's admin client: sends one ordered migration to a replica's admin API and
-//! acts on the structured code of the answer (R7, spec 000: the code lets "a caller tell
+//! The operator and its admin client: at random times during the faulty phase the operator
+//! orders a migration of a random instance to a random lane; the client sends it to a
+//! replica's admin API and acts on the structured code of the answer (R7, spec 000: the code lets "a caller tell
 //! 'you lost a race, try again' apart from 'this will never work'").
 //!
 //! - `SUTRA.ADMIN.MIGRATE.CLAIM_HELD` (409): lost a race — the same request (same request
@@ -26,7 +27,7 @@ use sutra_sim_core::executor::{self, sleep};
 use sutra_sim_core::sync::oneshot;
 use sutra_sim_core::NodeId;
 
-use crate::admin::{Answer, Sent, Server};
+use crate::admin::{Answer, Order, Sent, Server};
 use crate::event::AdminStatus;
 use crate::ids::{Code, InstanceId};
 use crate::mutant::Mutant;
@@ -44,17 +45,36 @@ const HANG_UP_AFTER_MAX: Duration = Duration::from_millis(200);
 /// that answered no longer does.
 const SERVER_LOOKS_MAX: u32 = 600;
 
-/// One migration the operator ordered.
-#[derive(Clone, Copy, Debug)]
-pub struct Order {
-    /// The client sending it.
-    pub client: u32,
-    /// Its request id: the same on every attempt.
-    pub request: u32,
-    /// The instance to migrate.
-    pub instance: InstanceId,
-    /// The lane to move it to.
-    pub to_lane: u16,
+/// The operator: considers a migration every fault tick until the heal, and hands each one
+/// it orders to its admin client ([`crate::admin_client`]), which sends it and acts on the
+/// answer.
+pub async fn operator(world: Rc<World>) {
+    let phase = crate::faults::phase(&world.ctx, world.ctx.faults().tick);
+    if !phase.is_zero() {
+        sleep(phase).await;
+    }
+    let mut next_request = 0u32;
+    loop {
+        sleep(world.ctx.faults().tick).await;
+        if world.ctx.healed() {
+            return;
+        }
+        let rate = world.ctx.scenario().admin.migration_per_tick;
+        if rate.is_never() || !rate.draw(streams::ADMIN) {
+            continue;
+        }
+        let instances = world.ctx.scenario().workload.instances;
+        let instance = InstanceId(executor::choose_in(streams::ADMIN, instances));
+        let replica = executor::choose_in(streams::ADMIN, world.ctx.scenario().topology.replicas);
+        let to_lane = executor::choose_in(streams::ADMIN, world.ctx.scenario().topology.lanes) as u16;
+        // A replica shutting down no longer serves its admin API.
+        let Some(server) = Server::of(&world, replica).filter(Server::running) else {
+            continue;
+        };
+        let order = Order { client: OPERATOR_CLIENT, request: next_request, instance, to_lane };
+        next_request += 1;
+        executor::spawn_daemon_on(NodeId::WORLD, "admin:client", migrate(world.clone(), order, server));
+    }
 }
 
 /// Sends `order` to `server` and acts on each answer until it is done.
