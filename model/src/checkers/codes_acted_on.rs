@@ -27,7 +27,7 @@
 //! after answering. A 500 (`SUTRA.ADMIN.MIGRATE.FAILED`) is judged neither way: its
 //! outcome is unknown to the caller.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -71,6 +71,9 @@ pub struct CodesActedOn {
     /// Each replica's latest process, where a restart or a replacement was witnessed: an
     /// earlier process of it that still runs is a zombie, no longer its replica's server.
     current: BTreeMap<u32, ProcessId>,
+    /// Processes that crashed, stopped or were asked to shut down: they no longer serve,
+    /// though a request in flight there may still be answered while the process drains.
+    gone: BTreeSet<ProcessId>,
     /// The time of the last event read (ns).
     last_ns: u64,
 }
@@ -162,6 +165,7 @@ impl Checker<ModelEvent, ModelView> for CodesActedOn {
             | ModelEvent::ReplicaStopped { replica, process }
             | ModelEvent::ShutdownRequested { replica, process, .. } => {
                 self.replica_of.insert(*process, *replica);
+                self.gone.insert(*process);
                 self.owed.retain(|_, o| o.process != *process);
             }
             ModelEvent::ReplicaRestarted { replica, process } => {
@@ -193,9 +197,13 @@ impl CodesActedOn {
         }
     }
 
-    /// True if `process` is no longer its replica's current process: a zombie, replaced
+    /// True if `process` no longer serves: it is going or gone (a drain answers the requests
+    /// in flight), or it is no longer its replica's current process — a zombie, replaced
     /// while it was frozen, that answered a request sent before.
     fn replaced(&self, process: ProcessId) -> bool {
+        if self.gone.contains(&process) {
+            return true;
+        }
         let replica = self.replica_of.get(process);
         replica.and_then(|r| self.current.get(r)).is_some_and(|current| *current != process)
     }
@@ -348,6 +356,13 @@ mod tests {
             (5, conflict(10)),
             (10 * CAP_MS, granted()),
         ]);
+        assert_eq!(verdict, Check::Ok);
+    }
+
+    #[test]
+    fn a_claim_held_answered_while_draining_owes_nothing_to_the_draining_process() {
+        let shutdown = ModelEvent::ShutdownRequested { replica: 0, process: P, drain_ns: 0 };
+        let verdict = run(vec![(1, received(10, 7, 1)), (2, shutdown), (3, conflict(10)), (10 * CAP_MS, granted())]);
         assert_eq!(verdict, Check::Ok);
     }
 
