@@ -410,6 +410,15 @@ pub fn describe(event: &ModelEvent) -> String {
         E::MigrationRequested { process, to_lane, .. } => {
             format!("admin migration requested on p{} to lane {to_lane}", process.0)
         }
+        E::AdminRequestReceived { process, client, request, to_lane, attempt, .. } => format!(
+            "p{}'s admin server received request {request} of client {client} (to lane {to_lane}, attempt {attempt})",
+            process.0
+        ),
+        E::AdminRequestEnded { process, status, code, .. } => format!(
+            "p{}'s admin server answered {status:?}{}",
+            process.0,
+            code.map_or(String::new(), |c| format!(" {}", c.as_str()))
+        ),
         E::BindingChanged { process, lane, .. } => format!("p{} binding now routes to {lane:?}", process.0),
         E::SnapshotUsed { process, used, .. } => format!(
             "p{} acted on binding-table version {} (current: {}){}",

@@ -169,7 +169,7 @@ fn a_regular_input_over_its_limit_is_refused_without_reading_it() {
 #[test]
 fn shrink_writes_into_a_character_device_without_reading_it_first() {
     let dir = scratch("device");
-    let shrink = ["shrink", "--scenario", "smoke", "--seed", "69", "--mutant", "sweeper-parses-owner"];
+    let shrink = ["shrink", "--scenario", "smoke", "--seed", "204", "--mutant", "sweeper-parses-owner"];
     let (code, out, err) = sutra_sim_in(&dir, &[&shrink[..], &["--time-budget", "2s", "-o", "/dev/null"]].concat());
     assert_eq!(code, 1, "a shrunk failure, written into /dev/null: {out}{err}");
     assert!(out.contains("saved /dev/null"), "{out}");

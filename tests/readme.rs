@@ -152,7 +152,7 @@ fn the_replay_example_and_the_shrink_walk_through_run_as_shown() {
     let text = readme();
     let dir = scratch("shrink");
     // "Replaying a seed": the example replay line fails with exit 1 and prints its own replay line.
-    let replay_line = "sutra-sim run --scenario smoke --seed 69 --mutant sweeper-parses-owner";
+    let replay_line = "sutra-sim run --scenario smoke --seed 204 --mutant sweeper-parses-owner";
     assert!(text.contains(replay_line));
     let args: Vec<&str> = replay_line.split(' ').skip(1).collect();
     let (code, out, _) = sutra_sim_in(&dir, &args);

@@ -61,6 +61,7 @@ pub const EMITS: &[&str] = &[
     "call-struck",
     "lane",
     "admin-request-ended",
+    "admin-request-received",
     "pull-worker-crashed",
     "bounce-meter",
 ];

@@ -16,14 +16,18 @@
 //! gets no answer is sent again (a repeated claim is the same owner's re-entrant grant, a
 //! repeated release or migration write matches only the migration's own claim). A graceful
 //! shutdown waits for the requests in flight, as a server drains its connections.
+//!
+//! The operator and its admin client ([`crate::admin_client`]) send the requests and act on
+//! each answer's structured code (R7). The server witnesses every request it
+//! receives (`AdminRequestReceived`: client, request id, attempt) and the answer it gives
+//! (`AdminRequestEnded`: status and code): `codes-acted-on` judges the client from those.
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::time::Duration;
 
-use sutra_sim_core::executor::{self, sleep};
-use sutra_sim_core::sync::oneshot;
-use sutra_sim_core::NodeStatus;
+use sutra_sim_core::executor;
+use sutra_sim_core::sync::{oneshot, Receiver};
+use sutra_sim_core::{NodeId, NodeStatus};
 
 use crate::event::{AdminStatus, Exit, ModelEvent, Reaction};
 use crate::ids::{Code, ExecId, InstanceId, OwnerId, ResumePath};
@@ -34,80 +38,133 @@ use crate::store::{Claim, ClaimAsked, ClaimResult, Reply};
 use crate::streams;
 use crate::world::World;
 
-/// One request in this many is from a client that hangs up before the answer.
-const HANG_UP_ONE_IN: u32 = 4;
-/// The longest a hanging-up client waits before it hangs up.
-const HANG_UP_AFTER_MAX: Duration = Duration::from_millis(200);
 /// One granted request in this many fails unexpectedly after its read (a 500).
 const UNEXPECTED_FAILURE_ONE_IN: u32 = 16;
 
-/// The operator: considers a migration every fault tick until the heal.
-pub async fn operator(world: Rc<World>) {
-    let phase = crate::faults::phase(&world.ctx, world.ctx.faults().tick);
-    if !phase.is_zero() {
-        sleep(phase).await;
-    }
-    loop {
-        sleep(world.ctx.faults().tick).await;
-        if world.ctx.healed() {
-            return;
-        }
-        let rate = world.ctx.scenario().admin.migration_per_tick;
-        if rate.is_never() || !rate.draw(streams::ADMIN) {
-            continue;
-        }
-        let instances = world.ctx.scenario().workload.instances;
-        let instance = InstanceId(executor::choose_in(streams::ADMIN, instances));
-        let replica = executor::choose_in(streams::ADMIN, world.ctx.scenario().topology.replicas);
-        let to_lane = executor::choose_in(streams::ADMIN, world.ctx.scenario().topology.lanes) as u16;
-        let hang_up_after = (executor::choose_in(streams::ADMIN, HANG_UP_ONE_IN) == 1)
-            .then(|| streams::millis_up_to(streams::ADMIN, HANG_UP_AFTER_MAX));
-        let (node, surface) = {
-            let replicas = world.cluster.slots.borrow();
-            let slot = &replicas[replica as usize];
-            (slot.node, slot.surface.clone())
+/// A migration request as the client sends it: the same on every attempt.
+#[derive(Clone, Copy, Debug)]
+pub struct Order {
+    /// The client sending it.
+    pub client: u32,
+    /// Its request id: the same on every attempt.
+    pub request: u32,
+    /// The instance to migrate.
+    pub instance: InstanceId,
+    /// The lane to move it to.
+    pub to_lane: u16,
+}
+
+/// A replica process's admin server, as a client finds it.
+#[derive(Clone)]
+pub struct Server {
+    node: NodeId,
+    surface: Rc<ReplicaSurface>,
+}
+
+/// What the server answered: the status and the structured code (R7) of its response.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Answer {
+    /// The response's status.
+    pub status: AdminStatus,
+    /// Its structured code, if it carries one.
+    pub code: Option<Code>,
+}
+
+impl Answer {
+    /// The answer the handler's outcome makes: every refusal or error carries its code.
+    fn of(status: AdminStatus) -> Answer {
+        let code = match status {
+            AdminStatus::Migrated | AdminStatus::HungUp => None,
+            AdminStatus::Conflict => Some(Code::MigrateClaimHeld),
+            AdminStatus::Invalid => Some(Code::MigrateValidation),
+            AdminStatus::Failed => Some(Code::MigrateFailed),
         };
-        let Some(surface) = surface else { continue };
-        // A replica shutting down no longer serves its admin API.
-        if executor::node_status(node) != NodeStatus::Alive
-            || surface.shutdown.requested()
-            || surface.process != world.cluster.slots.borrow()[replica as usize].process
-        {
-            continue;
+        Answer { status, code }
+    }
+}
+
+impl Server {
+    /// The admin server of replica `replica`'s current process, if that process has booted,
+    /// lives (a frozen one too: a request waits in its socket) and is not shutting down.
+    pub fn of(world: &World, replica: u32) -> Option<Server> {
+        let slots = world.cluster.slots.borrow();
+        let slot = slots.get(replica as usize)?;
+        let server = Server { node: slot.node, surface: slot.surface.clone()? };
+        (server.surface.process == slot.process).then_some(server).filter(|s| s.serves(world))
+    }
+
+    /// True if the process runs now (not frozen): where the operator sends a new order.
+    pub fn running(&self) -> bool {
+        executor::node_status(self.node) == NodeStatus::Alive
+    }
+
+    /// True while this process still serves its admin API: it is some replica's current
+    /// process, not dead, and not shutting down.
+    pub fn serves(&self, world: &World) -> bool {
+        executor::node_status(self.node) != NodeStatus::Dead
+            && !self.surface.shutdown.requested()
+            && world.cluster.slots.borrow().iter().any(|slot| slot.process == self.surface.process)
+    }
+
+    /// Sends `sent` to this server: a handler task starts on the process's node (when it
+    /// runs: a frozen process starts it on waking). The answer comes back on the returned
+    /// receiver, which is dropped unanswered if the process dies first. `hung_up` fires if
+    /// the client hangs up.
+    pub fn send(&self, world: &Rc<World>, sent: Sent, hung_up: Receiver<()>) -> Receiver<Answer> {
+        let (answer, answered) = oneshot::<Answer>();
+        if executor::node_status(self.node) == NodeStatus::Dead {
+            // Died since the client found it: the connection is refused, with no answer.
+            return answered;
         }
         // Taken now, so a shutdown requested before the handler first runs still waits for it.
-        let in_flight = surface.shutdown.role();
-        let (hang_up, hung_up) = oneshot::<()>();
-        if let Some(after) = hang_up_after {
-            executor::spawn_daemon_on(sutra_sim_core::NodeId::WORLD, "admin:client-hangs-up", async move {
-                sleep(after).await;
-                hang_up.send(());
-            });
-        }
-        let w = world.clone();
-        executor::spawn_daemon_on(node, "admin:migrate", async move {
+        let in_flight = self.surface.shutdown.role();
+        let (w, surface) = (world.clone(), self.surface.clone());
+        executor::spawn_daemon_on(self.node, "admin:migrate", async move {
             let _in_flight = in_flight;
-            let request = Request::new(&w, &surface, instance, to_lane);
-            // A client that never hangs up drops its end unused: that is no hang-up.
-            let hung_up = std::pin::pin!(async move {
-                if hung_up.await.is_err() {
-                    futures::future::pending::<()>().await;
-                }
-            });
-            let handler = Box::pin(request.migrate());
-            let status = match futures::future::select(hung_up, handler).await {
-                futures::future::Either::Right((status, _)) => status,
-                futures::future::Either::Left((_, handler)) => {
-                    // The server drops the handler at its await point; nothing of it runs again.
-                    drop(handler);
-                    request.hung_up_exit().await;
-                    AdminStatus::HungUp
-                }
-            };
             let task = executor::current_task().map_or(0, |t| t.number());
-            w.ctx.emit(ModelEvent::AdminRequestEnded { process: surface.process, task, instance, status });
+            let (process, instance) = (surface.process, sent.order.instance);
+            let Order { client, request, to_lane, .. } = sent.order;
+            let attempt = sent.attempt;
+            w.ctx.emit(ModelEvent::AdminRequestReceived { process, task, client, request, instance, to_lane, attempt });
+            let status = handle(&w, &surface, sent.order, hung_up).await;
+            let answered = Answer::of(status);
+            w.ctx.emit(ModelEvent::AdminRequestEnded { process, task, instance, status, code: answered.code });
+            answer.send(answered);
         });
+        answered
     }
+}
+
+/// One attempt of an order, as the client sends it.
+#[derive(Clone, Copy, Debug)]
+pub struct Sent {
+    /// What the operator ordered.
+    pub order: Order,
+    /// The attempt number (1 for the first).
+    pub attempt: u32,
+}
+
+/// Serves one request: runs its handler until it answers or the client hangs up.
+async fn handle(w: &Rc<World>, surface: &ReplicaSurface, order: Order, hung_up: Receiver<()>) -> AdminStatus {
+    let request = Request::new(w, surface, order.instance, order.to_lane);
+    // A client that never hangs up drops its end unused: that is no hang-up.
+    let hung_up = std::pin::pin!(async move {
+        if hung_up.await.is_err() {
+            futures::future::pending::<()>().await;
+        }
+    });
+    let handler = Box::pin(request.migrate());
+    // Bound to a name so that the select's temporaries, which borrow `request`, end first.
+    let status = match futures::future::select(hung_up, handler).await {
+        futures::future::Either::Right((status, _)) => status,
+        futures::future::Either::Left((_, handler)) => {
+            // The server drops the handler at its await point; nothing of it runs again.
+            drop(handler);
+            request.hung_up_exit().await;
+            AdminStatus::HungUp
+        }
+    };
+    status
 }
 
 /// What a migration holds, kept between awaits so that the exit path of a dropped handler

@@ -460,8 +460,17 @@ pub enum ModelEvent {
     ReplicaStopped { replica: u32, process: ProcessId },
     /// The handler task `task` of an administrative request on `process` ended (executor
     /// witness: the replica's server saw it finish and what it answered, or found the client
-    /// gone). Nothing of that request runs after this.
-    AdminRequestEnded { process: ProcessId, task: u64, instance: InstanceId, status: AdminStatus },
+    /// gone). Nothing of that request runs after this. `code` is the structured code the
+    /// answer carried (R7; `None` for a 200 and for a client that hung up, and in a history
+    /// that does not record codes).
+    AdminRequestEnded {
+        process: ProcessId,
+        task: u64,
+        instance: InstanceId,
+        status: AdminStatus,
+        #[serde(default)]
+        code: Option<Code>,
+    },
     /// The consumer dead-lettered a delivery: settled for good, to the dead-letter queue,
     /// with the code it gave as the reason (broker witness: the dead-letter queue records
     /// the delivery and its reason header). R7: only "this will never work" belongs there.
@@ -481,6 +490,20 @@ pub enum ModelEvent {
     /// landed after the store had taken `owner`'s claim `seen` (a higher number), and
     /// wrote nothing (`crate::claim_fence`). `task` sent it.
     ClaimFenced { instance: InstanceId, exec: ExecId, owner: OwnerId, number: u64, seen: u64, task: Option<u64> },
+    /// The admin server of `process` received a migration request and started its handler
+    /// task `task` (executor witness: the server's access log, before any handler code runs).
+    /// `client` is the caller as the server authenticated it; `request` the request id it
+    /// sent (the same on every attempt of one migration, an idempotency key), `attempt` the
+    /// attempt number it sent (1 for the first); `instance` and `to_lane` what it asked for.
+    AdminRequestReceived {
+        process: ProcessId,
+        task: u64,
+        client: u32,
+        request: u32,
+        instance: InstanceId,
+        to_lane: u16,
+        attempt: u32,
+    },
 }
 
 /// A component whose events a checker may believe: it reports what it did, not what the
@@ -585,6 +608,7 @@ impl ModelEvent {
             | ShutdownRequested { .. }
             | ReplicaStopped { .. }
             | AdminRequestEnded { .. }
+            | AdminRequestReceived { .. }
             | ReplicaRestarted { .. }
             | ReplicaPaused { .. }
             | ReplicaResumed { .. }
@@ -732,9 +756,14 @@ impl ModelEvent {
             tag::TASK_ABORTED => TaskAborted { replica: 0, process, lane: 0, task: 0 },
             tag::SHUTDOWN_REQUESTED => ShutdownRequested { replica: 0, process, drain_ns: 0 },
             tag::REPLICA_STOPPED => ReplicaStopped { replica: 0, process },
-            tag::ADMIN_REQUEST_ENDED => AdminRequestEnded { process, task: 0, instance, status: AdminStatus::Migrated },
+            tag::ADMIN_REQUEST_ENDED => {
+                AdminRequestEnded { process, task: 0, instance, status: AdminStatus::Migrated, code: None }
+            }
             tag::RELAY_DEAD_LETTERED => RelayDeadLettered { instance, message, delivery: Some(1), code },
             tag::CLAIM_FENCED => ClaimFenced { instance, exec, owner, number: 1, seen: 2, task: None },
+            tag::ADMIN_REQUEST_RECEIVED => {
+                AdminRequestReceived { process, task: 0, client: 0, request: 0, instance, to_lane: 0, attempt: 1 }
+            }
             _ => return None,
         })
     }
@@ -743,7 +772,7 @@ impl ModelEvent {
 /// Event tags ([`EventKind::tag`]): one per variant, for checkers' interest masks.
 pub mod tag {
     /// How many tags there are: every tag is below this, and every number below it is a tag.
-    pub const COUNT: u8 = 54;
+    pub const COUNT: u8 = 55;
 
     /// The kebab-case name of the events with tag `tag` (as [`sutra_sim_core::EventKind::name`]
     /// gives it), or `None` if no event has that tag.
@@ -872,6 +901,8 @@ pub mod tag {
     pub const ROLE_CALL_STRUCK: u8 = 52;
     /// [`super::ModelEvent::ClaimFenced`].
     pub const CLAIM_FENCED: u8 = 53;
+    /// [`super::ModelEvent::AdminRequestReceived`].
+    pub const ADMIN_REQUEST_RECEIVED: u8 = 54;
 }
 
 impl EventKind for ModelEvent {
@@ -929,6 +960,7 @@ impl EventKind for ModelEvent {
             ModelEvent::CallStruck { .. } => "call-struck",
             ModelEvent::RoleCallStruck { .. } => "role-call-struck",
             ModelEvent::ClaimFenced { .. } => "claim-fenced",
+            ModelEvent::AdminRequestReceived { .. } => "admin-request-received",
             ModelEvent::TaskAborted { .. } => "task-aborted",
             ModelEvent::ReplicaCrashed { .. } => "replica-crashed",
             ModelEvent::PullWorkerCrashed { .. } => "pull-worker-crashed",
@@ -986,7 +1018,8 @@ impl EventKind for ModelEvent {
             | SnapshotUsed { instance, .. }
             | CallStruck { instance, .. }
             | ClaimFenced { instance, .. }
-            | AdminRequestEnded { instance, .. } => Some(u64::from(instance.0)),
+            | AdminRequestEnded { instance, .. }
+            | AdminRequestReceived { instance, .. } => Some(u64::from(instance.0)),
             RoleCallStruck { for_instance, .. } => for_instance.map(|i| u64::from(i.0)),
             _ => None,
         }
@@ -1039,6 +1072,7 @@ impl EventKind for ModelEvent {
             ModelEvent::CallStruck { .. } => tag::CALL_STRUCK,
             ModelEvent::RoleCallStruck { .. } => tag::ROLE_CALL_STRUCK,
             ModelEvent::ClaimFenced { .. } => tag::CLAIM_FENCED,
+            ModelEvent::AdminRequestReceived { .. } => tag::ADMIN_REQUEST_RECEIVED,
             ModelEvent::TaskAborted { .. } => tag::TASK_ABORTED,
             ModelEvent::ReplicaCrashed { .. } => tag::REPLICA_CRASHED,
             ModelEvent::PullWorkerCrashed { .. } => tag::PULL_WORKER_CRASHED,

@@ -126,6 +126,15 @@ pub enum Code {
     StepFailed,
     /// `SUTRA.RUNTIME.STEP.PANIC`: the step panicked; released, then re-raised.
     StepPanic,
+    // New variants go last: an event's encoding (which the fingerprint folds) names a code
+    // by position.
+    /// `SUTRA.ADMIN.MIGRATE.VALIDATION` (422): the migration can never be done as asked (the
+    /// instance already completed); the same request will never work.
+    MigrateValidation,
+    /// `SUTRA.ADMIN.MIGRATE.FAILED` (500): an unexpected failure, or the claim was lost
+    /// before the migration's write. The outcome is unknown to the caller (the write may
+    /// have landed though its reply was lost): neither a race nor a verdict on the request.
+    MigrateFailed,
 }
 
 impl Code {
@@ -137,12 +146,21 @@ impl Code {
             Code::StepValidation => "SUTRA.RUNTIME.STEP.VALIDATION",
             Code::StepFailed => "SUTRA.RUNTIME.STEP.FAILED",
             Code::StepPanic => "SUTRA.RUNTIME.STEP.PANIC",
+            Code::MigrateValidation => "SUTRA.ADMIN.MIGRATE.VALIDATION",
+            Code::MigrateFailed => "SUTRA.ADMIN.MIGRATE.FAILED",
         }
     }
 
     /// True for "you lost a race, try again"; false for "this attempt will not work as is".
     pub fn is_retryable_race(self) -> bool {
         matches!(self, Code::ResumeClaimHeld | Code::MigrateClaimHeld)
+    }
+
+    /// True for "this will never work": the same request must never be sent again. Only
+    /// the admin surface's validation code says so; the runtime's step failures are drawn
+    /// transients in this model, and a 500's outcome is unknown.
+    pub fn is_permanent(self) -> bool {
+        matches!(self, Code::MigrateValidation)
     }
 }
 

@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod admin;
+pub mod admin_client;
 pub mod broker;
 pub mod checkers;
 pub mod claim_fence;
@@ -161,7 +162,7 @@ fn build_world(scenario: &Scenario, mutant: Option<Mutant>, tracer: &Tracer<Mode
     injector::clock_skew::skew_clocks(&world);
     workload::start(&world);
     executor::spawn_daemon_on(NodeId::WORLD, "fault-injector", injector::inject(world.clone()));
-    executor::spawn_daemon_on(NodeId::WORLD, "operator", admin::operator(world.clone()));
+    executor::spawn_daemon_on(NodeId::WORLD, "operator", admin_client::operator(world.clone()));
     executor::spawn_daemon_on(NodeId::WORLD, "broker:liveness", injector::crash::broker_liveness(world.clone()));
     executor::spawn_on(NodeId::WORLD, "driver", workload::drive(world.clone()));
     world

@@ -76,7 +76,9 @@ pub fn record(event: &ModelEvent) {
         | E::FaultInjected { .. }
         | E::SwarmSelected { .. }
         | E::Healed => emit!(debug, "sutra_sim_model::faults"),
-        E::MigrationRequested { .. } | E::AdminRequestEnded { .. } => emit!(debug, "sutra_sim_model::admin"),
+        E::MigrationRequested { .. } | E::AdminRequestEnded { .. } | E::AdminRequestReceived { .. } => {
+            emit!(debug, "sutra_sim_model::admin")
+        }
         E::TaskLocked { .. } | E::TaskCompleted { .. } => emit!(debug, "sutra_sim_model::store"),
         E::InstanceStarted { .. } | E::BounceMeter { .. } => emit!(debug, "sutra_sim_model::workload"),
     }

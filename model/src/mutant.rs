@@ -137,6 +137,14 @@ pub enum Mutant {
     /// after its release, to a task that is gone — the owner-keyed ABA on the claim
     /// (breaks R11, R20, R22).
     ClaimsNotNumbered,
+    /// The operator's admin client retries every answer that is not a success: a 422
+    /// `SUTRA.ADMIN.MIGRATE.VALIDATION` ("this will never work") is sent again until the
+    /// attempt budget runs out (breaks R7).
+    AdminRetriesValidation,
+    /// The operator's admin client takes every 4xx as the caller's mistake and retries only
+    /// server errors: a 409 `SUTRA.ADMIN.MIGRATE.CLAIM_HELD` ("you lost a race, try again")
+    /// ends the migration (breaks R7).
+    AdminGivesUpOnClaimHeld,
 }
 
 /// What a mutant breaks and who is expected to catch it.
@@ -161,7 +169,7 @@ pub struct MutantInfo {
 }
 
 /// Every mutant, in the order of DESIGN.md §7.
-pub const MUTANTS: [MutantInfo; 39] = [
+pub const MUTANTS: [MutantInfo; 41] = [
     MutantInfo {
         mutant: Mutant::PerProcessOwner,
         name: "per-process-owner",
@@ -475,6 +483,22 @@ pub const MUTANTS: [MutantInfo; 39] = [
         caught_by: "no-double-resume or owner-scope or live-leak",
         description:
             "the lane sends its claims unnumbered: an aborted worker's late claim is granted over the lane's newer one",
+        deep: false,
+    },
+    MutantInfo {
+        mutant: Mutant::AdminRetriesValidation,
+        name: "admin-retries-validation",
+        rules: "R7",
+        caught_by: "codes-acted-on",
+        description: "the admin client retries every answer that is not a success, a 422 validation error included",
+        deep: false,
+    },
+    MutantInfo {
+        mutant: Mutant::AdminGivesUpOnClaimHeld,
+        name: "admin-gives-up-on-claim-held",
+        rules: "R7",
+        caught_by: "codes-acted-on",
+        description: "the admin client takes every 4xx as final, a 409 CLAIM_HELD included, and retries only 5xx",
         deep: false,
     },
 ];

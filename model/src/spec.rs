@@ -16,6 +16,13 @@ pub const RETRY_ATTEMPTS_MAX: u32 = 24;
 /// backoffs (20+40+…+640 ms, then 1 s each). Store unavailability must stay below it.
 pub const RETRY_HORIZON: Duration = Duration::from_secs(15);
 
+/// Most attempts the operator's admin client makes of one migration (its attempt budget):
+/// a migration answered `SUTRA.ADMIN.MIGRATE.CLAIM_HELD` ("you lost a race, try again") is
+/// sent again, with backoff, until it gets another answer or this many were sent. Spec 000
+/// says "try again", not "try forever": a budget keeps the client bounded, and a migration
+/// that loses this many races in a row is handed back to its operator.
+pub const ADMIN_ATTEMPTS_MAX: u32 = 8;
+
 /// Most work items queued at one execution lane before its feeders wait (the prefetch
 /// window does the rest of the flow control).
 pub const LANE_BACKLOG_MAX: usize = 2;

@@ -111,9 +111,9 @@ fn every_mutant_name_parses_back() {
 /// change to the model moves these runs, find the new first kill with
 /// `sutra-sim mutants --count 2000 --json` (its `scenario` and `seed`) and update the row.
 const DEEP_KILLS: &[(Mutant, &str, u64)] = &[
-    (Mutant::CommitRetryAcceptsFreeRow, "smoke", 694),
+    (Mutant::CommitRetryAcceptsFreeRow, "swarm", 707),
     (Mutant::SweepTrustsRenewal, "smoke", 884),
-    (Mutant::QueuedCopyAcked, "smoke", 449),
+    (Mutant::QueuedCopyAcked, "smoke", 306),
 ];
 
 #[test]

@@ -5,13 +5,13 @@
 use sutra_sim_model::variant::{parse, Expected, VARIANTS};
 use sutra_sim_model::{run_variant, Scenario};
 
-/// A scenario and seed on which each unsafe variant is caught. The unchecked two-step sweep
-/// needs a pause between its statements or a re-grant racing them: `real-world` pauses
-/// sweepers mid-sweep.
+/// A scenario and seed on which each unsafe variant is caught (the first, as `sutra-sim
+/// variants` finds it and docs/design-matrix.md records it). The unchecked two-step sweep
+/// needs a pause between its statements or a re-grant racing them.
 const KNOWN_SEEDS: &[(&str, &str, u64)] = &[
     ("owner-id-stable-name", "smoke", 1),
     ("claim-age-by-client-timestamp", "smoke", 10),
-    ("sweep-select-then-clear-unchecked", "real-world", 86),
+    ("sweep-select-then-clear-unchecked", "smoke", 60),
     ("release-in-own-transaction", "smoke", 0),
     ("routing-as-mutex", "smoke", 0),
     ("wait-on-held-claim", "smoke", 0),

@@ -229,6 +229,7 @@ mod tests {
             task,
             instance: InstanceId(0),
             status: crate::event::AdminStatus::HungUp,
+            code: None,
         }
     }
 

@@ -435,6 +435,7 @@ mod tests {
             task,
             instance: InstanceId(0),
             status: crate::event::AdminStatus::Invalid,
+            code: Some(crate::ids::Code::MigrateValidation),
         }
     }
 

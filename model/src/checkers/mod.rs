@@ -10,6 +10,7 @@
 
 pub mod bindings_consistent;
 pub mod bounce_meter_agrees;
+pub mod codes_acted_on;
 pub mod commit_by_owner;
 pub mod commit_once;
 pub mod coverage;
@@ -63,6 +64,7 @@ pub fn built_in() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
         release_with_commit::spec(),
         exits_release::spec(),
         refusal_contract::spec(),
+        codes_acted_on::spec(),
         sweep_by_age::spec(),
         parked_holds_no_claim::spec(),
         lane_contract::spec(),

@@ -29,8 +29,10 @@
 //! A refusal whose reply the environment lost (`CallStruck`, a lost reply of a claim) never
 //! reached the lane: it is no refusal the lane could react to, and its claim is sent again.
 //!
-//! R7 (the structured code) is not judged: the code is what the runtime answers its caller,
-//! and nothing in the model witnesses that answer.
+//! R7 on the relay path is judged by behaviour, not by the code written: a refused delivery
+//! (CLAIM_HELD, "try again") that the broker then sees dead-lettered or acked fails above,
+//! whatever reason header it carries. R7 on the admin path — the caller acting on the 409's
+//! code — is `codes-acted-on`'s.
 //!
 //! **What it keeps, and for how long.** A refusal may name a delivery settled long before
 //! (a frozen lane waking), so the deliveries settled and acked are kept for the whole
@@ -127,7 +129,7 @@ pub fn spec() -> CheckerSpec<ModelEvent, ModelView> {
         name: "refusal-contract",
         kind: CheckerKind::Always,
         description: "refusals are requeued (no earlier than the delay), deferred by capped exponential backoff, or touch nothing; nobody retries in place",
-        rules: &["R3", "R4", "R5", "R6"],
+        rules: &["R3", "R4", "R5", "R6", "R7"],
         factory: Arc::new(|| Box::new(RefusalContract::default())),
     }
 }

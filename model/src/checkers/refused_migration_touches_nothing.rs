@@ -223,7 +223,7 @@ mod tests {
     }
 
     fn ended(task: u64, status: crate::event::AdminStatus) -> ModelEvent {
-        ModelEvent::AdminRequestEnded { process: ProcessId(1), task, instance: InstanceId(2), status }
+        ModelEvent::AdminRequestEnded { process: ProcessId(1), task, instance: InstanceId(2), status, code: None }
     }
 
     #[test]

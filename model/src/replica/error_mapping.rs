@@ -4,7 +4,9 @@
 //! back to the queue (R4). Only a code that means "this will never work" may send a
 //! delivery to the dead-letter queue — and none of this model's codes does: its step
 //! failures (validation included) are drawn transients that a later attempt gets past, so
-//! every code is requeued.
+//! every code that can end a relay's execution is requeued. (The admin surface's
+//! `SUTRA.ADMIN.MIGRATE.VALIDATION` does mean "never"; it never ends a relay's execution.)
+//! `refusal-contract` judges the mapping by what the broker then does with a refused copy.
 //!
 //! This is where a runtime turns codes into broker actions, so it is where the careless
 //! mapping lives: `claim-held-dead-lettered` keeps a list of retryable step failures and
@@ -28,6 +30,7 @@ pub fn disposition(code: Code, careless: bool) -> Disposition {
         return match code {
             Code::StepFailed | Code::StepPanic | Code::StepValidation => Disposition::Requeue,
             Code::ResumeClaimHeld | Code::MigrateClaimHeld => Disposition::DeadLetter,
+            Code::MigrateValidation | Code::MigrateFailed => Disposition::DeadLetter,
         };
     }
     match code {
@@ -35,6 +38,10 @@ pub fn disposition(code: Code, careless: bool) -> Disposition {
         Code::ResumeClaimHeld | Code::MigrateClaimHeld => Disposition::Requeue,
         // Transient in this model (see the module comment).
         Code::StepFailed | Code::StepPanic | Code::StepValidation => Disposition::Requeue,
+        // The admin surface's codes never end a relay's execution; were one to, only
+        // "this will never work" would be dead-lettered.
+        Code::MigrateValidation => Disposition::DeadLetter,
+        Code::MigrateFailed => Disposition::Requeue,
     }
 }
 

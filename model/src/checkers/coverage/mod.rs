@@ -37,6 +37,7 @@ mod replica_died_mid_step;
 mod request_landed_after_sender_died;
 mod request_landed_while_sender_frozen;
 mod restarted_after_graceful_stop;
+mod retried_after_claim_held;
 mod same_owner_reclaim_granted;
 mod skewed_replica_claimed;
 mod skewed_timeout_fired;
@@ -123,7 +124,7 @@ const fn listed<P: Property>() -> Listed {
 }
 
 /// The situation-named properties, in listing order; one per fault kind follows them.
-const LISTING: [Listed; 42] = [
+const LISTING: [Listed; 43] = [
     listed::<relay_refused::RelayRefused>(),
     listed::<timer_deferred::TimerDeferred>(),
     listed::<admin_409::Admin409>(),
@@ -171,6 +172,7 @@ const LISTING: [Listed; 42] = [
     listed::<request_landed_while_sender_frozen::RequestLandedWhileSenderFrozen>(),
     listed::<request_landed_after_sender_died::RequestLandedAfterSenderDied>(),
     listed::<late_claim_fenced::LateClaimFenced>(),
+    listed::<retried_after_claim_held::RetriedAfterClaimHeld>(),
 ];
 
 /// Every coverage property's registration, in listing order.

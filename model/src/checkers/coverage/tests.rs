@@ -97,10 +97,22 @@ fn history_reaching(name: &str) -> Vec<ModelEvent> {
         "sometimes-pull-task-completed" => vec![E::TaskCompleted { instance: i, worker: 0 }],
         "sometimes-hung-up-migration-released" => vec![
             E::Released { instance: i, exec: e, owner, epoch: 1, current_epoch: 1, released: true, task: Some(30) },
-            E::AdminRequestEnded { process: p, task: 30, instance: i, status: crate::event::AdminStatus::HungUp },
+            E::AdminRequestEnded {
+                process: p,
+                task: 30,
+                instance: i,
+                status: crate::event::AdminStatus::HungUp,
+                code: None,
+            },
         ],
         "sometimes-migration-validation-error" => {
-            vec![E::AdminRequestEnded { process: p, task: 30, instance: i, status: crate::event::AdminStatus::Invalid }]
+            vec![E::AdminRequestEnded {
+                process: p,
+                task: 30,
+                instance: i,
+                status: crate::event::AdminStatus::Invalid,
+                code: Some(Code::MigrateValidation),
+            }]
         }
         "sometimes-expired-lock-taken-over" => vec![
             E::TaskParked { instance: i, step: 2 },
@@ -291,6 +303,30 @@ fn history_reaching(name: &str) -> Vec<ModelEvent> {
             E::TaskAborted { replica: 0, process: p, lane: 0, task: 7 },
             E::ClaimFenced { instance: i, exec: e, owner, number: 1, seen: 2, task: Some(7) },
         ],
+        "sometimes-migration-retried-after-claim-held" => {
+            use crate::event::AdminStatus;
+            let received = |task, attempt| E::AdminRequestReceived {
+                process: p,
+                task,
+                client: 0,
+                request: 4,
+                instance: i,
+                to_lane: 1,
+                attempt,
+            };
+            vec![
+                received(30, 1),
+                E::AdminRequestEnded {
+                    process: p,
+                    task: 30,
+                    instance: i,
+                    status: AdminStatus::Conflict,
+                    code: Some(Code::MigrateClaimHeld),
+                },
+                received(31, 2),
+                E::AdminRequestEnded { process: p, task: 31, instance: i, status: AdminStatus::Migrated, code: None },
+            ]
+        }
         "sometimes-late-claim-fenced" => {
             vec![E::ClaimFenced { instance: i, exec: e, owner, number: 1, seen: 2, task: None }]
         }
