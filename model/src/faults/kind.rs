@@ -16,8 +16,8 @@ use sutra_sim_core::time::serde_duration;
 
 pub use super::options::FaultOptions;
 use super::options::{
-    AckLossOptions, BrokerOptions, CancelOptions, ClockSkewOptions, LeaseOptions, MisrouteOptions, ProcessPauseOptions,
-    ReplicaCrashOptions, SlowStepOptions, StoreOptions, StoreRepliesOptions, TimerJitterOptions,
+    AckLossOptions, BrokerOptions, CancelOptions, ClockSkewOptions, HungStepOptions, LeaseOptions, MisrouteOptions,
+    ProcessPauseOptions, ReplicaCrashOptions, SlowStepOptions, StoreOptions, StoreRepliesOptions, TimerJitterOptions,
 };
 
 /// Describes one fault kind; the rows of [`FaultKind::ALL`] in table order.
@@ -152,6 +152,8 @@ fault_table! {
         "a store request is lost (nothing applied) or its reply is lost after the store applied it (ambiguous); the caller may freeze or die at a call's boundary", "a store request or reply was lost, or a caller struck at a store call";
     Cancel, cancel, "cancel", CancelOptions,
         "an execution is cancelled at an await point while its process lives: its task aborted, its step past the per-step timeout, or its replica shut down gracefully (drain, then stop)", "an execution was cancelled";
+    HungStep, hung_step, "hung-step", HungStepOptions,
+        "a step never returns; only the runtime's per-step timeout ends it", "a hung step was injected";
 }
 
 impl FaultKind {
