@@ -121,6 +121,11 @@ macro_rules! fault_table {
                 match kind {
                     $(FaultKind::$variant => self.$field = Default::default()),+
                 }
+                // A hung step ends only by the per-step timeout, the cancel fault's: without
+                // it the scenario would be refused, so hung steps go with it.
+                if kind == FaultKind::Cancel {
+                    self.hung_step = Default::default();
+                }
                 debug_assert!(!self.configured_on(kind), "a fault kind's default options switch it off");
             }
         }
@@ -215,6 +220,15 @@ mod tests {
             assert!(!faults.configured_on(kind), "{}", kind.name());
         }
         assert!(!faults.contention_expected());
+    }
+
+    #[test]
+    fn switching_the_per_step_timeout_off_takes_the_hung_steps_it_ends_with_it() {
+        let mut faults = Faults::default();
+        faults.hung_step.per_step = Ratio::parse("1/20").unwrap();
+        faults.cancel.step_timeout = Duration::from_secs(600);
+        faults.switch_off(FaultKind::Cancel);
+        assert!(!faults.configured_on(FaultKind::HungStep));
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! the lane's supervisor answers by carrying on with the next item).
 //!
 //! Exits without process death (the `cancel` fault): the runtime may abort a lane's
-//! worker task at any await point, or a step may outlive the per-step timeout. A
+//! worker task at any await point, or a step may outlive the per-step timeout (a slow
+//! step, or a hung one that would never return: [`crate::faults::hung_step`]). A
 //! destructor cannot await, so nothing is released "on drop": the lane keeps an explicit
 //! record of its execution in flight ([`InFlight`]), and the supervisor hands it to the next
 //! worker, whose first act is that execution's awaited exit path — resolve a commit that
