@@ -192,3 +192,17 @@ fn store_replies_lost_on_every_call_are_refused_short_claim_timeout_crashed_at_o
     let quarter = short.replace("request_lost_per_call = \"1/40\"", "request_lost_per_call = \"21/100\"");
     Scenario::from_toml(&quarter, "s.toml").unwrap();
 }
+
+#[test]
+fn hung_steps_without_a_per_step_timeout_are_refused_nothing_else_would_ever_end_them() {
+    // Without the timeout (the gate drawing hangs regardless, by hand, in hung-steps with
+    // step_timeout = "0s"), a hung relay step kept its lane and its delivery for ever:
+    // eventual-completion failed 4 of seeds 0-29 (instances never completed).
+    assert_refused(
+        appended("[faults.hung_step]\nper_step = \"1/20\""),
+        &["faults.hung_step.per_step (1/20) needs faults.cancel.step_timeout", "only the per-step timeout ends it"],
+    );
+    let timed_out =
+        smoke_with(appended("[faults.hung_step]\nper_step = \"1/20\"\n\n[faults.cancel]\nstep_timeout = \"90s\""));
+    assert!(timed_out.is_ok(), "{timed_out:?}");
+}

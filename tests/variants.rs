@@ -24,6 +24,13 @@ fn variants_json_has_every_variant_with_the_documented_fields_and_exits_0_when_a
         }
         let expected = row["expected"].as_str().unwrap();
         assert!(["safe", "unsafe"].contains(&expected));
+        assert_eq!(row["as_expected"], true, "{row}");
+        if row["observed"] == "not exercised" {
+            // real-world hangs no step: the mid-step heartbeat runs there as the spec's design.
+            assert_eq!(row["needs"], "hung-step", "{row}");
+            assert!(row["checker"].is_null() && row["reproducer"].is_null(), "{row}");
+            continue;
+        }
         assert_eq!(row["observed"], row["expected"], "{row}");
         if expected == "unsafe" {
             let checker = row["checker"].as_str().unwrap();
@@ -68,4 +75,23 @@ fn list_variants_names_every_variant_with_its_spec_section_and_verdict() {
         assert_eq!(row["spec"], v.spec);
         assert_eq!(row["expected"], v.expected.as_str());
     }
+}
+
+#[test]
+fn a_variant_whose_fault_no_scenario_injects_is_not_exercised_and_one_that_does_is_caught() {
+    let dir = scratch("variants", "exercised");
+    // (Two seeds catch few variants: the exit code is not what this is about.)
+    let (_, out, err) =
+        sutra_sim_in(&dir, &["variants", "--scenario", "smoke", "--count", "2", "--no-shrink", "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    let row = doc["variants"].as_array().unwrap().iter().find(|r| r["name"] == "mid-step-heartbeat").unwrap().clone();
+    assert_eq!(row["observed"], "not exercised", "{row}");
+    assert_eq!((row["needs"].as_str(), row["as_expected"].as_bool()), (Some("hung-step"), Some(true)), "{row}");
+    // Where steps hang, it is caught by claim-tenure (hung-steps seed 8 is the first).
+    let (_, out, err) =
+        sutra_sim_in(&dir, &["variants", "--scenario", "hung-steps", "--count", "9", "--no-shrink", "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    let row = doc["variants"].as_array().unwrap().iter().find(|r| r["name"] == "mid-step-heartbeat").unwrap().clone();
+    assert_eq!((row["observed"].as_str(), row["checker"].as_str()), (Some("unsafe"), Some("claim-tenure")), "{row}");
+    assert_eq!(row["seeds_to_fail"], 9, "{row}");
 }

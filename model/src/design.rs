@@ -16,7 +16,8 @@ pub struct Design {
     pub owner_ids: OwnerIds,
     /// How the sweeper clears stale claims.
     pub sweep: SweepShape,
-    /// How long a claim spans: one step, or (with a heartbeat) across a parked pull task.
+    /// How long a claim spans: one step, or (with a heartbeat) across a parked pull task or
+    /// for as long as a step runs.
     pub claim_span: ClaimSpan,
 }
 
@@ -64,4 +65,7 @@ pub enum ClaimSpan {
     PerStep,
     /// The claim is held across a parked pull task and kept alive by a heartbeat.
     HeartbeatAcrossPark,
+    /// The execution renews its claim periodically while its step runs (a mid-step
+    /// heartbeat): a step that never returns keeps the instance for as long as it hangs.
+    HeartbeatMidStep,
 }

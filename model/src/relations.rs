@@ -41,6 +41,7 @@ pub fn check(s: &Scenario) -> Result<(), String> {
     fire_lease_outlasts_a_fire(s)?;
     task_lock_outlasts_pull_work(s)?;
     attempts_mostly_succeed(s)?;
+    hung_steps_are_timed_out(s)?;
     spans_end_after_the_heal(s)?;
     Ok(())
 }
@@ -275,6 +276,21 @@ fn attempts_mostly_succeed(s: &Scenario) -> Result<(), String> {
             w.panic,
             d(w.step_duration_max),
             d(timeout)
+        ));
+    }
+    Ok(())
+}
+
+/// A hung step never returns by itself: only the runtime's per-step timeout ends it. Without
+/// one, the hung execution keeps its lane, its broker delivery and that delivery's prefetch
+/// slot for ever — the claim goes stale and is swept, but the relay it runs for is never
+/// redelivered to a live consumer, so the instance never moves again.
+fn hung_steps_are_timed_out(s: &Scenario) -> Result<(), String> {
+    let f = &s.faults;
+    if !f.hung_step.per_step.is_never() && f.cancel.step_timeout.is_zero() {
+        return Err(format!(
+            "faults.hung_step.per_step ({}) needs faults.cancel.step_timeout: a hung step never returns, and only the per-step timeout ends it (without one it keeps its lane and its relay for ever)",
+            f.hung_step.per_step
         ));
     }
     Ok(())

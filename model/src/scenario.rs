@@ -307,6 +307,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("racing-timers", include_str!("../../scenarios/racing-timers.toml")),
     ("real-world", include_str!("../../scenarios/real-world.toml")),
     ("short-claim-timeout", include_str!("../../scenarios/short-claim-timeout.toml")),
+    ("hung-steps", include_str!("../../scenarios/hung-steps.toml")),
 ];
 
 impl Scenario {

@@ -11,6 +11,7 @@
 //! the safe variants of different questions often run the very same model.
 
 use crate::design::{ClaimSpan, Design, OwnerIds, SweepShape};
+use crate::faults::kind::FaultKind;
 use crate::mutant::Mutant;
 use crate::scenario::Scenario;
 
@@ -126,6 +127,18 @@ impl VariantInfo {
         }
     }
 
+    /// The fault the spec's argument against this variant turns on, if it turns on one: a
+    /// scenario that does not configure it runs no situation that tells the variant from
+    /// the spec's design, so the matrix reports the variant there as not exercised rather
+    /// than safe. The mid-step heartbeat differs only for a step that never ends: spec 000,
+    /// "the condition that would change the answer is a genuinely long-running step".
+    pub fn exercised_only_by(&self) -> Option<FaultKind> {
+        match self.setting {
+            Setting::Design(d) if d.claim_span == ClaimSpan::HeartbeatMidStep => Some(FaultKind::HungStep),
+            _ => None,
+        }
+    }
+
     /// True if `checker` is one the variant is expected to be caught by.
     pub fn expects(&self, checker: &str) -> bool {
         self.expected.checkers().any(|c| c == checker)
@@ -236,8 +249,17 @@ pub const VARIANTS: &[VariantInfo] = &[
         name: "heartbeat-across-parked-pull-task",
         spec: "Heartbeats: deliberately not wired",
         description: "the claim is held across a parked pull task and renewed by a heartbeat",
-        expected: Expected::Unsafe("parked-holds-no-claim"),
+        // Where the parked claim is kept alive past any step (steps that hang, tasks that
+        // wait long for their worker) claim-tenure sees it too (R24).
+        expected: Expected::Unsafe("parked-holds-no-claim or claim-tenure"),
         setting: Setting::Design(Design { claim_span: ClaimSpan::HeartbeatAcrossPark, ..SPEC }),
+    },
+    VariantInfo {
+        name: "mid-step-heartbeat",
+        spec: "Heartbeats: deliberately not wired",
+        description: "the execution renews its claim while its step runs, so a hung step keeps the instance",
+        expected: Expected::Unsafe("claim-tenure"),
+        setting: Setting::Design(Design { claim_span: ClaimSpan::HeartbeatMidStep, ..SPEC }),
     },
 ];
 

@@ -35,6 +35,9 @@ pub const POLLS_PER_EVENT: u64 = 4;
 pub const POLLS_PER_PROCESS_SECOND: f64 = 4.0;
 /// Polls a periodic round may take (a poll loop's wake-up and the store calls it makes).
 pub const POLLS_PER_ROUND: f64 = 4.0;
+/// Grants of one claim without a break that [`Scenario::claim_tenure_bound`] allows: two
+/// claim loops of `RETRY_ATTEMPTS_MAX` claims each, and the claim timeout after the last.
+pub const TENURE_GRANTS_MAX: u32 = 2 * crate::spec::RETRY_ATTEMPTS_MAX + 1;
 /// `ln(10^12)`: [`Scenario::attempts_bound`] allows every step of a run together a chance
 /// below one in 10^12 of needing more attempts.
 pub const ATTEMPTS_MISS_LN: f64 = 27.7;
@@ -80,6 +83,34 @@ impl Scenario {
         (attempts.ceil() as u32).max(1)
     }
 
+    /// The longest step the scenario runs to its end: up to `workload.step_duration_max`,
+    /// or twice the claim timeout under slow steps, and never past the per-step timeout. A
+    /// hung step is no step that ends: it is not counted.
+    pub fn longest_step(&self) -> Duration {
+        let (t, f) = (&self.timeouts, &self.faults);
+        let slow = if f.slow_step.per_step.is_never() { Duration::ZERO } else { t.claim_timeout * 2 };
+        let longest = self.workload.step_duration_max.max(slow);
+        match f.cancel.step_timeout {
+            d if d.is_zero() => longest,
+            d => longest.min(d),
+        }
+    }
+
+    /// The longest one owner may keep an instance's claim alive without a break (what
+    /// `claim-tenure` judges, R24): the longest step, and the claim timeout past each of
+    /// [`TENURE_GRANTS_MAX`] grants. A claim is alive from its grant until a write clears
+    /// it or it goes stale; only a same-owner re-claim while it is alive extends it. Spec
+    /// 000's runtime re-claims only while it has no answer to its claim — a claim sent
+    /// again after its reply was lost — so a claim is renewed by at most the
+    /// `RETRY_ATTEMPTS_MAX` claims of one claim loop, and those of the exit path of a worker
+    /// aborted while it claimed; each renewal lands within the claim timeout of the last,
+    /// or the claim had gone stale and the renewal starts a new tenure. A step never renews
+    /// it; the step is counted so that a design that renews during a step is flagged only
+    /// for a step that outlasts every step the scenario can run — one that hangs.
+    pub fn claim_tenure_bound(&self) -> Duration {
+        self.longest_step() + self.timeouts.claim_timeout.saturating_mul(TENURE_GRANTS_MAX)
+    }
+
     /// One more attempt at a step whose claim was lost: the trigger handed back (a relay
     /// requeued, a timer deferred by at most the backoff cap) and the step run again.
     pub fn retry_bound(&self) -> Duration {
@@ -92,10 +123,11 @@ impl Scenario {
     /// is taken over; a timer picked by a dead poller comes back after its fire lease; a
     /// refused fire waits at most the backoff cap (a few times); a task locked by a lost
     /// worker comes back after its lock; a delayed, late or ambiguous call or delivery lands
-    /// or times out.
+    /// or times out; a hung step holds its lane and its relay until the per-step timeout.
     pub fn recovery_bound(&self) -> Duration {
         let (t, f) = (&self.timeouts, &self.faults);
-        t.claim_timeout * 2
+        let hung = if f.hung_step.per_step.is_never() { Duration::ZERO } else { f.cancel.step_timeout };
+        hung + t.claim_timeout * 2
             + t.sweep_interval * 2
             + t.lease_duration
             + t.timer_fire_lease

@@ -5,9 +5,9 @@
 use sutra_sim_model::variant::{parse, Expected, VARIANTS};
 use sutra_sim_model::{run_variant, Scenario};
 
-/// A scenario and seed on which each unsafe variant is caught (the first, as `sutra-sim
-/// variants` finds it and docs/design-matrix.md records it). The unchecked two-step sweep
-/// needs a pause between its statements or a re-grant racing them.
+/// A scenario and seed on which each unsafe variant is caught. The unchecked two-step sweep
+/// needs a pause between its statements or a re-grant racing them: `real-world` pauses
+/// sweepers mid-sweep. The mid-step heartbeat needs a hung step: `hung-steps` hangs them.
 const KNOWN_SEEDS: &[(&str, &str, u64)] = &[
     ("owner-id-stable-name", "smoke", 1),
     ("claim-age-by-client-timestamp", "smoke", 10),
@@ -16,6 +16,8 @@ const KNOWN_SEEDS: &[(&str, &str, u64)] = &[
     ("routing-as-mutex", "smoke", 0),
     ("wait-on-held-claim", "smoke", 0),
     ("heartbeat-across-parked-pull-task", "smoke", 0),
+    // Only a step that never ends tells the mid-step heartbeat from the spec's design.
+    ("mid-step-heartbeat", "hung-steps", 8),
 ];
 
 #[test]
@@ -68,4 +70,23 @@ fn under_stable_names_a_replacement_started_during_a_pause_is_granted_the_frozen
     // The spec's own design passes the same seed.
     let correct = sutra_sim_model::run(&pause, &sutra_sim_model::RunOptions::seeded(21));
     assert!(correct.verdict.is_pass(), "{}", correct.verdict);
+}
+
+#[test]
+fn the_mid_step_heartbeat_keeps_a_hung_steps_instance_past_the_claim_tenure_bound_where_the_spec_design_lets_go() {
+    let hung = Scenario::built_in("hung-steps").unwrap();
+    let info = parse("mid-step-heartbeat").unwrap();
+    let out = run_variant(&hung, 8, info);
+    assert_eq!(out.verdict.checker(), Some("claim-tenure"), "{}", out.verdict);
+    assert!(out.verdict.message().contains("longer than the claim-tenure bound 408000ms"), "{}", out.verdict);
+    // The spec's design on the same seed: the hung step's claim goes stale and is let go.
+    let correct = sutra_sim_model::run(&hung, &sutra_sim_model::RunOptions::seeded(8));
+    assert!(correct.verdict.is_pass(), "{}", correct.verdict);
+    // Without hung steps the heartbeat has nothing to keep alive past a step.
+    assert_eq!(info.exercised_only_by(), Some(sutra_sim_model::faults::FaultKind::HungStep));
+    let smoke = Scenario::built_in("smoke").unwrap();
+    assert!(!smoke.faults.configured_on(sutra_sim_model::faults::FaultKind::HungStep));
+    for seed in 0..20 {
+        assert!(run_variant(&smoke, seed, info).verdict.is_pass(), "smoke seed {seed}");
+    }
 }

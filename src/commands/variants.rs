@@ -31,6 +31,10 @@ use super::*;
 /// search stops after the batch in which the expected checker first caught it.
 const SEARCH_BATCH: u64 = 256;
 
+/// What a variant's row observes when no scenario run configures the fault its argument
+/// turns on ([`VariantInfo::exercised_only_by`]).
+const NOT_EXERCISED: &str = "not exercised";
+
 /// How `variants` was asked to run.
 pub struct VariantsArgs {
     /// Built-in scenario name, a scenario file, or `all`.
@@ -91,8 +95,16 @@ pub fn variants(args: VariantsArgs) -> Outcome {
             },
             Expected::Unsafe(_) => search_unsafe(info, &scenarios, args.count, args.jobs),
         };
-        let observed_text = if observed.failure.is_some() { "unsafe" } else { "safe" };
-        let as_expected = observed_text == info.expected.as_str();
+        // A variant whose argument turns on a fault none of the scenarios configures ran
+        // as the spec's design does there: not exercised, which is not "safe".
+        let needs = info.exercised_only_by();
+        let exercised = needs.is_none_or(|kind| scenarios.iter().any(|s| s.faults.configured_on(kind)));
+        let observed_text = match (&observed.failure, exercised) {
+            (Some(_), _) => "unsafe",
+            (None, false) => NOT_EXERCISED,
+            (None, true) => "safe",
+        };
+        let as_expected = observed_text == info.expected.as_str() || observed_text == NOT_EXERCISED;
         all_as_expected &= as_expected;
         let reproducer = match &observed.failure {
             Some(f) => match save_reproducer(info, &scenarios[f.scenario], f, &args.save_dir, args.shrink) {
@@ -116,6 +128,7 @@ pub fn variants(args: VariantsArgs) -> Outcome {
             "expected": info.expected.as_str(),
             "expected_checker": expected_checker,
             "observed": observed_text,
+            "needs": needs.map(|kind| kind.name()),
             "as_expected": as_expected,
             "checker": failure.and_then(|f| f.verdict.checker().map(str::to_string)),
             "message": failure.map(|f| f.verdict.message()),
@@ -232,7 +245,14 @@ fn search_unsafe(info: &VariantInfo, scenarios: &[Scenario], count: u64, jobs: u
         Verdict::Pass | Verdict::Crash { .. } | Verdict::BudgetExceeded { .. } => false,
         other => other.checker().is_some_and(|c| info.expects(c)),
     };
+    let needs = info.exercised_only_by();
+    let mut searched = 0;
     for (index, scenario) in scenarios.iter().enumerate() {
+        // Where the fault its argument turns on is off, it runs as the spec's design does.
+        if needs.is_some_and(|kind| !scenario.faults.configured_on(kind)) {
+            continue;
+        }
+        searched += 1;
         let mut start = 0;
         while start < count {
             let batch = SEARCH_BATCH.min(count - start);
@@ -240,7 +260,7 @@ fn search_unsafe(info: &VariantInfo, scenarios: &[Scenario], count: u64, jobs: u
             let (tally, _) = sweep::run(&plan, &AtomicBool::new(false), &|_, _| {});
             if let Some(mut first) = earliest(&tally.failing, count, caught) {
                 first.scenario = index;
-                first.seeds_to_fail = index as u64 * count + first.seed + 1;
+                first.seeds_to_fail = (searched - 1) * count + first.seed + 1;
                 return Observed { failure: Some(first) };
             }
             start += batch;

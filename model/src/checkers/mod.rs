@@ -10,6 +10,7 @@
 
 pub mod bindings_consistent;
 pub mod bounce_meter_agrees;
+pub mod claim_tenure;
 pub mod codes_acted_on;
 pub mod commit_by_owner;
 pub mod commit_once;
@@ -82,6 +83,7 @@ pub fn built_in() -> Vec<CheckerSpec<ModelEvent, ModelView>> {
         exited_stays_exited::spec(),
         commit_once::spec(),
         live_leak::spec(),
+        claim_tenure::spec(),
         store_divergence::spec(),
         eventual_completion::spec(),
         quiet_bounce_meter::spec(),

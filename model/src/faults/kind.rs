@@ -16,8 +16,8 @@ use sutra_sim_core::time::serde_duration;
 
 pub use super::options::FaultOptions;
 use super::options::{
-    AckLossOptions, BrokerOptions, CancelOptions, ClockSkewOptions, LeaseOptions, MisrouteOptions, ProcessPauseOptions,
-    ReplicaCrashOptions, SlowStepOptions, StoreOptions, StoreRepliesOptions, TimerJitterOptions,
+    AckLossOptions, BrokerOptions, CancelOptions, ClockSkewOptions, HungStepOptions, LeaseOptions, MisrouteOptions,
+    ProcessPauseOptions, ReplicaCrashOptions, SlowStepOptions, StoreOptions, StoreRepliesOptions, TimerJitterOptions,
 };
 
 /// Describes one fault kind; the rows of [`FaultKind::ALL`] in table order.
@@ -121,6 +121,11 @@ macro_rules! fault_table {
                 match kind {
                     $(FaultKind::$variant => self.$field = Default::default()),+
                 }
+                // A hung step ends only by the per-step timeout, the cancel fault's: without
+                // it the scenario would be refused, so hung steps go with it.
+                if kind == FaultKind::Cancel {
+                    self.hung_step = Default::default();
+                }
                 debug_assert!(!self.configured_on(kind), "a fault kind's default options switch it off");
             }
         }
@@ -152,6 +157,8 @@ fault_table! {
         "a store request is lost (nothing applied) or its reply is lost after the store applied it (ambiguous); the caller may freeze or die at a call's boundary", "a store request or reply was lost, or a caller struck at a store call";
     Cancel, cancel, "cancel", CancelOptions,
         "an execution is cancelled at an await point while its process lives: its task aborted, its step past the per-step timeout, or its replica shut down gracefully (drain, then stop)", "an execution was cancelled";
+    HungStep, hung_step, "hung-step", HungStepOptions,
+        "a step never returns; only the runtime's per-step timeout ends it", "a hung step was injected";
 }
 
 impl FaultKind {
@@ -213,6 +220,15 @@ mod tests {
             assert!(!faults.configured_on(kind), "{}", kind.name());
         }
         assert!(!faults.contention_expected());
+    }
+
+    #[test]
+    fn switching_the_per_step_timeout_off_takes_the_hung_steps_it_ends_with_it() {
+        let mut faults = Faults::default();
+        faults.hung_step.per_step = Ratio::parse("1/20").unwrap();
+        faults.cancel.step_timeout = Duration::from_secs(600);
+        faults.switch_off(FaultKind::Cancel);
+        assert!(!faults.configured_on(FaultKind::HungStep));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! never loses a committed write, and its clock stays authoritative.
 
 pub mod broker;
+pub mod hung_step;
 pub mod kind;
 pub mod misroute;
 pub mod options;

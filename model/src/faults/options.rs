@@ -193,6 +193,21 @@ impl Default for SlowStepOptions {
     }
 }
 
+/// Hung steps: a step's code never returns (a deadlocked client, a call with no timeout of
+/// its own). Only the runtime's per-step timeout (`faults.cancel.step_timeout`) ends it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HungStepOptions {
+    /// Chance per step that it hangs.
+    pub per_step: Ratio,
+}
+
+impl Default for HungStepOptions {
+    fn default() -> Self {
+        HungStepOptions { per_step: Ratio::NEVER }
+    }
+}
+
 /// Timer jitter: due timers fire late.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -452,6 +467,15 @@ impl FaultOptions for StoreOptions {
 }
 
 impl FaultOptions for SlowStepOptions {
+    fn configured(&self) -> bool {
+        !self.per_step.is_never()
+    }
+    fn swarm(&mut self, scale: Option<u32>) {
+        swarm_rate(&mut self.per_step, scale);
+    }
+}
+
+impl FaultOptions for HungStepOptions {
     fn configured(&self) -> bool {
         !self.per_step.is_never()
     }

@@ -7,7 +7,8 @@
 //! the lane's supervisor answers by carrying on with the next item).
 //!
 //! Exits without process death (the `cancel` fault): the runtime may abort a lane's
-//! worker task at any await point, or a step may outlive the per-step timeout. A
+//! worker task at any await point, or a step may outlive the per-step timeout (a slow
+//! step, or a hung one that would never return: [`crate::faults::hung_step`]). A
 //! destructor cannot await, so nothing is released "on drop": the lane keeps an explicit
 //! record of its execution in flight ([`InFlight`]), and the supervisor hands it to the next
 //! worker, whose first act is that execution's awaited exit path — resolve a commit that
@@ -439,11 +440,14 @@ impl ExecutionLane {
         }
         let (duration, slow) = crate::faults::slow_step::step_duration(&w.ctx);
         w.ctx.emit(ModelEvent::StepStarted { instance, exec, step: version as u32 + 1, slow });
+        // A hung step never returns: only the per-step timeout ends it (the gate draws a
+        // hang only where one is in force).
+        let hung = crate::faults::hung_step::hangs(&w.ctx);
         let step_timeout = w.ctx.faults().cancel.step_timeout;
-        if !step_timeout.is_zero() && duration > step_timeout {
+        if hung || (!step_timeout.is_zero() && duration > step_timeout) {
             // The per-step timeout cancels the step at its await point; the process lives,
             // so the exit path releases, awaited, like every other exit that does not commit.
-            executor::elapse(step_timeout).await;
+            self.work_for(step_timeout, &work, &mut claim).await;
             w.ctx.report(crate::faults::FaultKind::Cancel, None, step_timeout);
             self.release(instance, exec, claim).await;
             self.inbox.update(|f| f.settled = true);
@@ -452,7 +456,7 @@ impl ExecutionLane {
             return;
         }
         // The step's work takes simulated time; the node's clock does not speed it up.
-        executor::elapse(duration).await;
+        self.work_for(duration, &work, &mut claim).await;
         let error = self.draw_step_error();
         w.ctx.emit(ModelEvent::StepEnded { instance, exec, error });
         match error {
@@ -581,6 +585,45 @@ impl ExecutionLane {
                 store.claim(instance, exec, owner, Some(process), path).await;
             }
         });
+    }
+
+    /// The step's work, for `span` of simulated time. Under the mid-step heartbeat design
+    /// (`[design] claim-span = "heartbeat-mid-step"`, the design spec 000 "Heartbeats:
+    /// deliberately not wired" argues against) the execution renews its claim meanwhile,
+    /// so `claim` ends up naming the epoch of the last renewal.
+    async fn work_for(&self, span: Duration, work: &Work, claim: &mut Claim) {
+        if self.ctx.scenario().design.claim_span != ClaimSpan::HeartbeatMidStep {
+            executor::elapse(span).await;
+            return;
+        }
+        let renewed = std::cell::Cell::new(*claim);
+        {
+            let step = std::pin::pin!(executor::elapse(span));
+            let beat = std::pin::pin!(self.beat_while_the_step_runs(work, &renewed));
+            futures::future::select(step, beat).await;
+        }
+        *claim = renewed.get();
+    }
+
+    /// The mid-step heartbeat: every third of the claim timeout, a same-owner re-claim that
+    /// renews the claim's age (R21) — while the row is still ours; once it is not, the
+    /// heartbeat stops and the step runs on. It ends with the step (or its cancellation).
+    async fn beat_while_the_step_runs(&self, work: &Work, renewed: &std::cell::Cell<Claim>) {
+        let every = self.ctx.scenario().timeouts.claim_timeout / 3;
+        loop {
+            sleep(every).await;
+            let owner = renewed.get().owner;
+            let still_ours = self.store.state().borrow().instances[work.instance.0 as usize].owner == Some(owner);
+            if !still_ours {
+                return futures::future::pending().await;
+            }
+            let result = self.store.claim(work.instance, work.exec, owner, Some(self.process), work.path).await;
+            if let ClaimResult::Granted { epoch } = result {
+                let claim = Claim { owner, epoch };
+                renewed.set(claim);
+                self.inbox.update(|f| f.claim = Some(claim));
+            }
+        }
     }
 
     /// Claims over the faulty boundary: an unanswered claim is sent again — if the first

@@ -19,6 +19,7 @@ mod drained_replica_released;
 mod expired_lock_taken_over;
 mod fault_injected;
 mod froze_retrying_commit;
+mod hung_step_completed_elsewhere;
 mod hung_up_migration_released;
 mod late_claim_fenced;
 mod late_release_after_reclaim;
@@ -124,7 +125,7 @@ const fn listed<P: Property>() -> Listed {
 }
 
 /// The situation-named properties, in listing order; one per fault kind follows them.
-const LISTING: [Listed; 43] = [
+const LISTING: [Listed; 44] = [
     listed::<relay_refused::RelayRefused>(),
     listed::<timer_deferred::TimerDeferred>(),
     listed::<admin_409::Admin409>(),
@@ -173,6 +174,7 @@ const LISTING: [Listed; 43] = [
     listed::<request_landed_after_sender_died::RequestLandedAfterSenderDied>(),
     listed::<late_claim_fenced::LateClaimFenced>(),
     listed::<retried_after_claim_held::RetriedAfterClaimHeld>(),
+    listed::<hung_step_completed_elsewhere::HungStepCompletedElsewhere>(),
 ];
 
 /// Every coverage property's registration, in listing order.

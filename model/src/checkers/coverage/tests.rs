@@ -327,6 +327,26 @@ fn history_reaching(name: &str) -> Vec<ModelEvent> {
                 E::AdminRequestEnded { process: p, task: 31, instance: i, status: AdminStatus::Migrated, code: None },
             ]
         }
+        "sometimes-hung-step-completed-elsewhere" => {
+            let granted_to = |owner, task| E::ClaimGranted {
+                instance: i,
+                exec: e,
+                owner,
+                process: Some(p),
+                path: ResumePath::Relay,
+                previous: None,
+                stale_age_ns: None,
+                epoch: 1,
+                task: Some(task),
+            };
+            let other = OwnerId::lane(ProcessId(2), 0);
+            vec![
+                granted_to(owner, 7),
+                E::FaultInjected { fault: FaultKind::HungStep, replica: None, detail_ns: 0, task: Some(7) },
+                granted_to(other, 8),
+                committed_by(other),
+            ]
+        }
         "sometimes-late-claim-fenced" => {
             vec![E::ClaimFenced { instance: i, exec: e, owner, number: 1, seen: 2, task: None }]
         }
@@ -513,6 +533,52 @@ fn a_late_release_counts_only_after_its_own_owner_claimed_again() {
     assert_eq!(run(vec![grant(1, mine, 1), grant(2, mine, 2), landed.clone()]), Check::Reached);
     assert_eq!(run(vec![grant(1, mine, 1), landed.clone()]), Check::Ok, "no newer grant");
     assert_eq!(run(vec![grant(1, mine, 1), grant(2, other, 2), landed]), Check::Ok, "another owner's grant");
+}
+
+/// The store's acceptance of a commit of instance 0's first step by `owner`.
+fn committed_by(owner: OwnerId) -> ModelEvent {
+    ModelEvent::CommitAccepted {
+        instance: InstanceId(0),
+        exec: ExecId(2),
+        owner,
+        epoch: 2,
+        owner_before: Some(owner),
+        current_epoch: 2,
+        trigger: crate::event::TriggerRef::TimerRow { expects: 0 },
+        based_on: 0,
+        version_before: 0,
+        version_after: 1,
+        task: Some(8),
+    }
+}
+
+#[test]
+fn a_hung_step_counts_as_completed_elsewhere_only_when_another_owner_commits() {
+    let name = "sometimes-hung-step-completed-elsewhere";
+    let hung = OwnerId::lane(ProcessId(1), 0);
+    let grant = ModelEvent::ClaimGranted {
+        instance: InstanceId(0),
+        exec: ExecId(1),
+        owner: hung,
+        process: Some(ProcessId(1)),
+        path: ResumePath::Timer,
+        previous: None,
+        stale_age_ns: None,
+        epoch: 1,
+        task: Some(7),
+    };
+    let hang = |task| ModelEvent::FaultInjected { fault: FaultKind::HungStep, replica: None, detail_ns: 0, task };
+    // The hung owner's own commit (after its per-step timeout, say) is no other owner's.
+    let own = vec![(1, grant.clone()), (2, hang(Some(7))), (3, committed_by(hung))];
+    assert_eq!(feed(property(name).as_mut(), own), Check::Ok);
+    // Another owner's commit without a hang, or after a hang of an unknown task, is not either.
+    let other = OwnerId::lane(ProcessId(2), 0);
+    let no_hang = vec![(1, grant.clone()), (3, committed_by(other))];
+    assert_eq!(feed(property(name).as_mut(), no_hang), Check::Ok);
+    let unknown_task = vec![(1, grant.clone()), (2, hang(Some(9))), (3, committed_by(other))];
+    assert_eq!(feed(property(name).as_mut(), unknown_task), Check::Ok);
+    let taken_over = vec![(1, grant), (2, hang(Some(7))), (3, committed_by(other))];
+    assert_eq!(feed(property(name).as_mut(), taken_over), Check::Reached);
 }
 
 #[test]
