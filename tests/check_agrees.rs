@@ -134,13 +134,13 @@ fn check_agrees_by_hand() {
 
 #[test]
 fn check_flags_the_mid_step_heartbeat_from_the_history_by_claim_tenure_as_the_run_did() {
-    // hung-steps seed 8: the heartbeat keeps a hung step's claim alive past the bound. The
+    // hung-steps seed 4: the heartbeat keeps a hung step's claim alive past the bound. The
     // bound comes from the header's scenario (claim timeout, longest step) alone.
     let info = sutra_sim_model::variant::parse("mid-step-heartbeat").unwrap();
     let (scenario, mutant) = info.apply(&Scenario::built_in("hung-steps").unwrap());
     let only = CheckerSet::built_in().only(["claim-tenure"]).unwrap();
     let mut tally = Tally::default();
-    compare_with(&only, &scenario, 8, mutant, info.name, &mut tally);
+    compare_with(&only, &scenario, 4, mutant, info.name, &mut tally);
     assert!(tally.disagreements.is_empty(), "{:?}", tally.disagreements);
     assert_eq!(tally.agreed_violation, 1, "{tally:?}");
 }

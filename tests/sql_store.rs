@@ -190,7 +190,7 @@ fn claim_refuses_own_owner_acts_on_the_sql_engine_as_a_careless_statement() {
             "--scenario",
             "smoke",
             "--seed",
-            "20",
+            "15",
             "--mutant",
             "claim-refuses-own-owner",
             "--store",
