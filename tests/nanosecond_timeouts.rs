@@ -83,27 +83,31 @@ fn clean(
     Ok(())
 }
 
+/// One drawn case: a built-in scenario, its timing keys moved (per mille and jitter), an
+/// optional fast sweep, and the seed.
+fn a_draw() -> impl Strategy<Value = (usize, [u64; 11], [u64; 11], Option<u64>, u64)> {
+    (
+        0..Scenario::all_built_in().len(),
+        proptest::array::uniform11(700u64..1400),
+        proptest::array::uniform11(0u64..1_000_000),
+        proptest::option::of(1_000_000u64..20_000_000),
+        any::<u64>(),
+    )
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: CASES / HALVES, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn the_correct_model_is_clean_with_timeouts_at_nanosecond_precision_first_half(
-        index in 0..Scenario::all_built_in().len(),
-        permille in proptest::array::uniform11(700u64..1400),
-        jitter in proptest::array::uniform11(0u64..1_000_000),
-        fast_sweep_ns in proptest::option::of(1_000_000u64..20_000_000),
-        seed in any::<u64>(),
+        (index, permille, jitter, fast_sweep_ns, seed) in a_draw(),
     ) {
         clean(index, permille, jitter, fast_sweep_ns, seed)?;
     }
 
     #[test]
     fn the_correct_model_is_clean_with_timeouts_at_nanosecond_precision_second_half(
-        index in 0..Scenario::all_built_in().len(),
-        permille in proptest::array::uniform11(700u64..1400),
-        jitter in proptest::array::uniform11(0u64..1_000_000),
-        fast_sweep_ns in proptest::option::of(1_000_000u64..20_000_000),
-        seed in any::<u64>(),
+        (index, permille, jitter, fast_sweep_ns, seed) in a_draw(),
     ) {
         clean(index, permille, jitter, fast_sweep_ns, seed)?;
     }

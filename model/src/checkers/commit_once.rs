@@ -233,42 +233,11 @@ mod tests {
     /// an epoch whose commit was accepted, a commit writing a version again.
     #[test]
     fn a_zombie_of_a_long_finished_instance_is_still_flagged() {
-        let of = |instance: u32, e: ModelEvent| match e {
-            ModelEvent::CommitAccepted {
-                exec,
-                owner,
-                epoch,
-                owner_before,
-                current_epoch,
-                trigger,
-                based_on,
-                version_before,
-                version_after,
-                task,
-                ..
-            } => ModelEvent::CommitAccepted {
-                instance: InstanceId(instance),
-                exec,
-                owner,
-                epoch,
-                owner_before,
-                current_epoch,
-                trigger,
-                based_on,
-                version_before,
-                version_after,
-                task,
-            },
-            ModelEvent::Released { exec, owner, epoch, current_epoch, released, task, .. } => ModelEvent::Released {
-                instance: InstanceId(instance),
-                exec,
-                owner,
-                epoch,
-                current_epoch,
-                released,
-                task,
-            },
-            other => other,
+        let of = |id: u32, mut e: ModelEvent| {
+            if let ModelEvent::CommitAccepted { instance, .. } | ModelEvent::Released { instance, .. } = &mut e {
+                *instance = InstanceId(id);
+            }
+            e
         };
         let mut h = Vec::new();
         for i in 0..5_000 {
