@@ -15,6 +15,10 @@
 //! keeps, four times the six store trips), so steps outlast their claims, are swept or
 //! stolen, and commit on a later attempt — and every checker, liveness included, stays green.
 //!
+//! Hung steps, which only the `hung-steps` scenario injects, are switched on in any base in
+//! half the draws (up to every step hanging until the heal), each ended by the per-step
+//! timeout validation asks for.
+//!
 //! The suite's draw keeps each world to a few thousand steps, so it runs in a debug build
 //! within the test suite's time; `SUTRA_SIM_SCALED_CASES=N` draws N cases, and
 //! `SUTRA_SIM_SCALED_STEPS=M` lets a world hold up to M steps (`cargo test --release --test
@@ -23,6 +27,7 @@
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use sutra_sim_model::faults::kind::FaultKind;
+use sutra_sim_model::ratio::Ratio;
 use sutra_sim_model::scenario::{LANES_MAX, PULL_WORKERS_MAX, REPLICAS_MAX, STEPS_MAX};
 use sutra_sim_model::{run, RunOptions, Scenario};
 
@@ -51,6 +56,8 @@ struct Sizes {
     faults_off: u32,
     /// If set, the claim timeout is this many thousandths of the longest step.
     claim_timeout_permille: Option<u32>,
+    /// If set, this many steps in 1,000 hang (the per-step timeout switched on to end them).
+    hung_permille: Option<u32>,
 }
 
 /// A number in `1..=max` drawn log-uniformly, so small and large sizes are both common.
@@ -70,8 +77,9 @@ fn sizes(world_steps: u64) -> impl Strategy<Value = Sizes> {
         log_uniform(1_000),
         any::<u32>(),
         proptest::option::of(250u32..4_000),
+        proptest::option::of(1u32..=1_000),
     )
-        .prop_map(move |(base, replicas, lanes, instances, steps, pull_workers, prefetch, faults_off, claim)| {
+        .prop_map(move |(base, replicas, lanes, instances, steps, pull_workers, prefetch, faults_off, claim, hung)| {
             // Keep the world within its step budget: fewer instances first.
             let steps_cap = world_steps.max(1);
             let instances = instances.min((steps_cap / u64::from(steps)).max(1) as u32);
@@ -87,6 +95,7 @@ fn sizes(world_steps: u64) -> impl Strategy<Value = Sizes> {
                 prefetch,
                 faults_off,
                 claim_timeout_permille,
+                hung_permille: hung,
             }
         })
 }
@@ -107,6 +116,9 @@ fn scenario(sizes: &Sizes) -> Scenario {
             s.workload.relay_weight = 1;
         }
     }
+    if let Some(permille) = sizes.hung_permille {
+        hung_steps(&mut s, permille);
+    }
     for (i, kind) in FaultKind::ALL.iter().enumerate() {
         if sizes.faults_off & (1 << (i % 32)) != 0 {
             s.faults.switch_off(*kind);
@@ -115,11 +127,29 @@ fn scenario(sizes: &Sizes) -> Scenario {
     if let Some(permille) = sizes.claim_timeout_permille {
         short_claim_timeout(&mut s, permille);
     }
+    // A fault kind switched off takes its options back to the defaults, the client's 2 s
+    // timeout among them, which a base's short claim timeout refuses: kept within it, as
+    // validation asks.
+    let claim = s.timeouts.claim_timeout;
+    let replies = &mut s.faults.store_replies;
+    replies.client_timeout = replies.client_timeout.min(claim / 4);
     fire_lease_outlasts_a_fire(&mut s);
     s.run.sim_time_max = s.run.sim_time_max.max(s.run_time_bound().min(sutra_sim_model::scenario::DURATION_MAX));
     s.run.events_max = s.run.events_max.max(s.events_bound());
     s.run.polls_max = s.run.polls_max.max(s.polls_bound());
     s
+}
+
+/// Hung steps switched on in any base (only the `hung-steps` scenario has them): `permille`
+/// steps in 1,000 never return, up to every step before the heal, and the per-step timeout
+/// that validation asks for ends them. A base without a per-step timeout gets one no shorter
+/// than its longest step, so it cuts no step that would have returned.
+fn hung_steps(s: &mut Scenario, permille: u32) {
+    s.faults.hung_step.per_step = Ratio::new(permille, 1_000).expect("a share of at most one");
+    let cancel = &mut s.faults.cancel;
+    if cancel.step_timeout.is_zero() {
+        cancel.step_timeout = s.workload.step_duration_max.max(std::time::Duration::from_millis(1));
+    }
 }
 
 /// Spec 000's tuning trade: the claim timeout at `permille` thousandths of the longest step,
@@ -165,8 +195,10 @@ fn the_correct_model_passes_on_scenarios_of_every_accepted_size() {
     let result = runner.run(&sizes(world_steps), |sizes| {
         let s = scenario(&sizes);
         if let Err(e) = s.validate() {
-            // Only a workload longer than a scenario may last is refused here.
-            prop_assume!(!e.contains("past the most a scenario may give") && !e.contains("past the longest"));
+            // Only a workload longer than a scenario may last, or needing more events or polls
+            // than a scenario may budget, is refused here.
+            let too_big = ["past the most a scenario may give", "past the longest", "run.events_max =", "run.polls_max ="];
+            prop_assume!(!too_big.iter().any(|why| e.contains(why)));
             return Err(TestCaseError::fail(format!("{sizes:?} was refused: {e}")));
         }
         for seed in 0..SEEDS_PER_CASE {
@@ -224,6 +256,7 @@ fn a_world_of_many_timer_instances_gets_the_fire_lease_validation_asks_for_and_p
         prefetch: 29,
         faults_off: 2_872_520_633,
         claim_timeout_permille: Some(2533),
+        hung_permille: None,
     };
     let s = scenario(&sizes);
     assert!(s.workload.timer_weight > 0, "the world fires timers");
