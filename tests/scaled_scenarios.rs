@@ -29,7 +29,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use sutra_sim_model::faults::kind::FaultKind;
 use sutra_sim_model::ratio::Ratio;
 use sutra_sim_model::scenario::{LANES_MAX, PULL_WORKERS_MAX, REPLICAS_MAX, STEPS_MAX};
-use sutra_sim_model::{run, RunOptions, Scenario};
+use sutra_sim_model::{resize, run, RunOptions, Scenario};
 
 /// Cases the suite draws unless `SUTRA_SIM_SCALED_CASES` says otherwise.
 const CASES_DEFAULT: u32 = 12;
@@ -79,43 +79,36 @@ fn sizes(world_steps: u64) -> impl Strategy<Value = Sizes> {
         proptest::option::of(250u32..4_000),
         proptest::option::of(1u32..=1_000),
     )
-        .prop_map(move |(base, replicas, lanes, instances, steps, pull_workers, prefetch, faults_off, claim, hung)| {
-            // Keep the world within its step budget: fewer instances first.
-            let steps_cap = world_steps.max(1);
-            let instances = instances.min((steps_cap / u64::from(steps)).max(1) as u32);
-            let steps = steps.min((steps_cap / u64::from(instances)).max(1) as u32);
-            let claim_timeout_permille = claim;
-            Sizes {
-                base,
-                replicas,
-                lanes,
-                instances,
-                steps,
-                pull_workers,
-                prefetch,
-                faults_off,
-                claim_timeout_permille,
-                hung_permille: hung,
-            }
-        })
+        .prop_map(
+            move |(base, replicas, lanes, instances, steps, pull_workers, prefetch, faults_off, claim, hung)| {
+                // Keep the world within its step budget: fewer instances first.
+                let steps_cap = world_steps.max(1);
+                let instances = instances.min((steps_cap / u64::from(steps)).max(1) as u32);
+                let steps = steps.min((steps_cap / u64::from(instances)).max(1) as u32);
+                let claim_timeout_permille = claim;
+                Sizes {
+                    base,
+                    replicas,
+                    lanes,
+                    instances,
+                    steps,
+                    pull_workers,
+                    prefetch,
+                    faults_off,
+                    claim_timeout_permille,
+                    hung_permille: hung,
+                }
+            },
+        )
 }
 
-/// The base scenario with `sizes`, its budgets raised to what the work needs.
+/// The base scenario with `sizes`, what validation asks of its size raised to the work.
 fn scenario(sizes: &Sizes) -> Scenario {
     let mut s = Scenario::all_built_in().swap_remove(sizes.base);
-    s.topology.replicas = sizes.replicas;
-    s.topology.lanes = sizes.lanes;
-    s.topology.pull_workers = sizes.pull_workers;
+    let (replicas, lanes, instances, steps, pull_workers) =
+        (sizes.replicas, sizes.lanes, sizes.instances, sizes.steps, sizes.pull_workers);
+    s.resize(&resize::Sizes { replicas, lanes, instances, steps, pull_workers });
     s.topology.prefetch = sizes.prefetch;
-    s.workload.instances = sizes.instances;
-    s.workload.steps = sizes.steps;
-    if sizes.pull_workers == 0 {
-        // Validation asks for a pull worker when steps may wait for one.
-        s.workload.pull_weight = 0;
-        if s.workload.relay_weight + s.workload.timer_weight == 0 {
-            s.workload.relay_weight = 1;
-        }
-    }
     if let Some(permille) = sizes.hung_permille {
         hung_steps(&mut s, permille);
     }
@@ -133,10 +126,7 @@ fn scenario(sizes: &Sizes) -> Scenario {
     let claim = s.timeouts.claim_timeout;
     let replies = &mut s.faults.store_replies;
     replies.client_timeout = replies.client_timeout.min(claim / 4);
-    fire_lease_outlasts_a_fire(&mut s);
-    s.run.sim_time_max = s.run.sim_time_max.max(s.run_time_bound().min(sutra_sim_model::scenario::DURATION_MAX));
-    s.run.events_max = s.run.events_max.max(s.events_bound());
-    s.run.polls_max = s.run.polls_max.max(s.polls_bound());
+    s.raise_to_the_work();
     s
 }
 
@@ -169,21 +159,6 @@ fn short_claim_timeout(s: &mut Scenario, permille: u32) {
     replies.client_timeout = replies.client_timeout.min(claim / 4);
 }
 
-/// The timer fire lease raised as validation asks when the drawn instances make a fire
-/// longer than it: past the pick's reply and one step (with its six store trips) of every
-/// instance. The lease scales with the instances the draw scales, like the budgets do; a
-/// fire lease kept at the base's 45 s would only have the world refused, never run.
-fn fire_lease_outlasts_a_fire(s: &mut Scenario) {
-    if s.workload.timer_weight == 0 {
-        return;
-    }
-    let t = &mut s.timeouts;
-    let step = s.workload.step_duration_max + t.store_latency_max * 6;
-    let fire = t.store_latency_max + step * s.workload.instances;
-    let least = fire + std::time::Duration::from_millis(1);
-    t.timer_fire_lease = t.timer_fire_lease.max(least).min(sutra_sim_model::scenario::DURATION_MAX);
-}
-
 #[test]
 fn the_correct_model_passes_on_scenarios_of_every_accepted_size() {
     let cases = env_number("SUTRA_SIM_SCALED_CASES", u64::from(CASES_DEFAULT)) as u32;
@@ -197,7 +172,8 @@ fn the_correct_model_passes_on_scenarios_of_every_accepted_size() {
         if let Err(e) = s.validate() {
             // Only a workload longer than a scenario may last, or needing more events or polls
             // than a scenario may budget, is refused here.
-            let too_big = ["past the most a scenario may give", "past the longest", "run.events_max =", "run.polls_max ="];
+            let too_big =
+                ["past the most a scenario may give", "past the longest", "run.events_max =", "run.polls_max ="];
             prop_assume!(!too_big.iter().any(|why| e.contains(why)));
             return Err(TestCaseError::fail(format!("{sizes:?} was refused: {e}")));
         }

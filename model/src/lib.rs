@@ -26,6 +26,7 @@ pub mod ratio;
 pub mod relations;
 pub mod replica;
 pub mod request_log;
+pub mod resize;
 pub mod routing;
 pub mod scenario;
 mod sender;
