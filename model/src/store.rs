@@ -626,27 +626,13 @@ fn request_key(call: StoreCall, instance: InstanceId, exec: ExecId, claim: Claim
     RequestKey { call: call as u8, instance: instance.0, exec: exec.0, epoch: claim.epoch, detail }
 }
 
-/// What becomes of a request on the wire whose sender's task was dropped before it landed
-/// (see [`Store::request_on_the_wire`]).
-#[derive(Clone, Copy, Debug)]
-enum Orphan {
-    /// It lands: always if its sender was aborted; if its process was killed, when a draw
-    /// says the bytes had left the machine.
-    Lands,
-    /// It is dropped with its sender.
-    Dropped,
-}
-
-impl Orphan {
-    /// True if a request sent from incarnation `incarnation` of `node`, whose sending task
-    /// is gone, still lands. Drawn only on this path, so no other run's draws move.
-    fn lands(self, node: NodeId, incarnation: u32) -> bool {
-        if matches!(self, Orphan::Dropped) {
-            return false;
-        }
-        let killed = executor::node_status(node) == NodeStatus::Dead || executor::incarnation(node) != incarnation;
-        !killed || executor::choose_in(streams::WIRE, 2) == 1
-    }
+/// True if a request on the wire sent from incarnation `incarnation` of `node`, whose
+/// sending task was dropped before it landed (see [`Store::request_on_the_wire`]), still
+/// lands: always if its sender was aborted; if its process was killed, when a draw says the
+/// bytes had left the machine. Drawn only on this path, so no other run's draws move.
+fn orphan_lands(node: NodeId, incarnation: u32) -> bool {
+    let killed = executor::node_status(node) == NodeStatus::Dead || executor::incarnation(node) != incarnation;
+    !killed || executor::choose_in(streams::WIRE, 2) == 1
 }
 
 /// Held by a task while it has a request on the wire: cleared when the task is dropped
@@ -887,17 +873,18 @@ impl Store {
     /// earlier attempts the store aborted. The client's retries of a refused attempt are
     /// its own: its backoff waits on the sender.
     ///
-    /// A request whose sender's task is dropped while it is in flight (`orphan`): a lane's
-    /// or an administrative request still lands, as a database applies a statement whose
-    /// client went away after sending it — when the runtime aborted the task (its
-    /// connection lives on), always; when the process was killed, only if the bytes had
-    /// left the machine before its connections died (a draw). The correct runtime makes
-    /// such a late claim harmless by the claim fence ([`crate::claim_fence`]); a keyed
-    /// request is applied once whatever its copies do. A role's request (lease, sweep,
-    /// timer, pull) is still dropped with its sender: its witnesses name the process, and
-    /// a checker judging that a dead process never acts again (`exited-stays-exited`) cannot
-    /// yet tell a call sent before the death from one made after it.
-    async fn request_on_the_wire<T, F>(&self, orphan: Orphan, take: F) -> T
+    /// A request whose sender's task is dropped while it is in flight still lands, as a
+    /// database applies a statement whose client went away after sending it — when the
+    /// runtime aborted the task (its connection lives on), always; when the process was
+    /// killed, only if the bytes had left the machine before its connections died (a draw).
+    /// That holds for every client: a lane's, an administrative request's and a role's
+    /// (lease, sweep, timer, pull). The correct runtime makes a late claim harmless by the
+    /// claim fence ([`crate::claim_fence`]); a keyed request is applied once whatever its
+    /// copies do; a role's late lease, clear, pick or lock is conditional on the row as the
+    /// store finds it, and what it takes for a dead process runs out like any lease. A
+    /// checker judging that a dead process never acts again (`exited-stays-exited`) allows
+    /// the store to witness such a request within one trip of the wire after the death.
+    async fn request_on_the_wire<T, F>(&self, take: F) -> T
     where
         T: 'static,
         F: FnOnce(&Store, u32) -> T + 'static,
@@ -917,7 +904,7 @@ impl Store {
                 if !in_flight.is_zero() {
                     executor::elapse(in_flight).await;
                 }
-                if !alive.get() && !orphan.lands(node, incarnation) {
+                if !alive.get() && !orphan_lands(node, incarnation) {
                     return;
                 }
                 let outcome = applying_sent(sent, || match store.faults.refusal() {
@@ -1190,7 +1177,7 @@ impl Store {
         let keyed = call.key().is_some();
         self.faults.at_boundary(w.call, w.instance, w.exec, true).await;
         let landed = if self.faults.on_the_wire() {
-            self.request_on_the_wire(Orphan::Lands, move |store, aborted| store.arrive(w, call, aborted, keyed)).await
+            self.request_on_the_wire(move |store, aborted| store.arrive(w, call, aborted, keyed)).await
         } else {
             let aborted = self.request().await;
             self.arrive(w, call, aborted, keyed)
@@ -1217,7 +1204,7 @@ impl Store {
         let landed = if self.faults.on_the_wire() {
             let arrives =
                 move |store: &Store, _| store.faults.role_request_arrives(call, instance).then(|| transaction(store));
-            self.request_on_the_wire(Orphan::Dropped, arrives).await
+            self.request_on_the_wire(arrives).await
         } else {
             self.request().await;
             Some(transaction(self))
@@ -2025,6 +2012,42 @@ mod tests {
         }
         assert!(landed_dead > 0, "no killed process's claim landed after its death");
         assert!(lost > 0, "every killed process's claim landed: the connection never died with it");
+    }
+
+    #[test]
+    fn a_killed_processs_lease_call_on_the_wire_may_land_after_its_death_within_the_latency() {
+        // A role's call crosses the same boundary as a lane's: the sweeper's lease request,
+        // sent a microsecond before its process is killed, lands when its bytes had left.
+        let (mut landed_dead, mut lost) = (0, 0);
+        for seed in 0..24 {
+            let sweeper = move |store: Store, _| -> Pin<Box<dyn Future<Output = ()>>> {
+                Box::pin(async move {
+                    let _ = store.acquire_lease(P1, Duration::from_secs(10)).await;
+                })
+            };
+            let world = |_store: Store, node, tracer: Tracer<ModelEvent>| -> Pin<Box<dyn Future<Output = ()>>> {
+                Box::pin(async move {
+                    sleep(Duration::from_micros(1)).await;
+                    executor::kill(node);
+                    tracer.emit_on(node, ModelEvent::ReplicaCrashed { replica: 0, process: P1 });
+                    sleep(Duration::from_secs(5)).await;
+                })
+            };
+            let (trace, _) = on_the_wire(seed, sweeper, world);
+            let crashed_at = trace.iter().find(|(_, e)| matches!(e, ModelEvent::ReplicaCrashed { .. })).unwrap().0;
+            let leased =
+                trace.iter().find(|(_, e)| matches!(e, ModelEvent::LeaseAcquired { process, .. } if *process == P1));
+            match leased {
+                Some((at, _)) => {
+                    assert!(*at > crashed_at, "seed {seed}: the lease landed before the death, not on the wire");
+                    assert!(*at <= crashed_at.add(Duration::from_secs(1)), "seed {seed}: landed past the latency");
+                    landed_dead += 1;
+                }
+                None => lost += 1,
+            }
+        }
+        assert!(landed_dead > 0, "no killed process's lease call landed after its death");
+        assert!(lost > 0, "every killed process's lease call landed: the connection never died with it");
     }
 
     fn claim(store: &Store, owner: OwnerId) -> impl Future<Output = ClaimResult> + '_ {
