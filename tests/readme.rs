@@ -666,3 +666,35 @@ fn the_readmes_sql_matrix_is_what_list_variants_says() {
         "the README's SQL matrix rows, against `list variants --store sqlite`"
     );
 }
+
+#[test]
+fn the_history_pages_example_header_is_what_run_writes_for_smoke_seed_0() {
+    // The page shows the header of `run --scenario smoke --seed 0 --history`, without the
+    // fields too long to show (`scenario_toml`, `emits`, `complete`; the page says so).
+    let dir = scratch("history-header");
+    let file = dir.join("smoke-0.jsonl");
+    let (code, _, err) =
+        sutra_sim_in(&dir, &["run", "--scenario", "smoke", "--seed", "0", "--history", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let written = std::fs::read_to_string(&file).unwrap();
+    let line = written.lines().next().unwrap();
+    let (shown_part, long_part) = line.split_once(r#","scenario_toml":"#).expect("the header writes scenario_toml");
+    for long in ["emits", "complete"] {
+        assert!(
+            long_part.contains(&format!(r#""{long}":"#)),
+            "the header no longer writes {long}: the page says it does"
+        );
+    }
+    let now = format!("{shown_part}}}");
+    let page_path = root().join("docs/history.md");
+    let page = std::fs::read_to_string(&page_path).unwrap();
+    let shown = page.lines().find(|l| l.starts_with(r#"{"history":"sutra-sim""#)).expect("the page shows a header");
+    if shown != now {
+        assert!(
+            snapshot::blessing(),
+            "docs/history.md shows the header\n{shown}\nbut run writes\n{now}\n\
+             If the change is meant: SUTRA_SIM_BLESS=1 cargo test --test readme"
+        );
+        snapshot::replace_once(&page_path, shown, &now);
+    }
+}
