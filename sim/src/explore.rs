@@ -808,6 +808,26 @@ mod tests {
     }
 
     #[test]
+    fn a_spent_state_point_is_no_share_of_what_a_full_frontier_gives_up() {
+        let point = |energy| Point {
+            tape: (energy > 0).then(|| Arc::new(Tape(vec![0; 4]))),
+            position: 1,
+            seed: 0,
+            strategy: StrategyConfig::Random,
+            slot: 0,
+            energy,
+            children_max: 8,
+            barren_streak: 0,
+            stats: PointStats { kind: MarkKind::State, position: 1, children: 0, productive: 0 },
+        };
+        // Two points with energy, one allowed: the oldest of them gives its energy up; the
+        // older point, spent already, gives nothing.
+        let mut points = vec![point(0), point(2), point(2)];
+        trim_frontier(&mut points, 1);
+        assert_eq!(points.iter().map(|p| p.energy).collect::<Vec<_>>(), vec![0, 0, 2]);
+    }
+
+    #[test]
     fn the_reserved_share_is_dealt_out_in_turn_among_the_sometimes_properties() {
         // Every run hits two sometimes-marks (slots 1 and 2) besides its own state mark.
         let two = |spec: &RunSpec| {
