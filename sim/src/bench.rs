@@ -148,6 +148,11 @@ mod tests {
     }
 
     #[test]
+    fn the_bare_workloads_event_is_named_as_traces_print_it() {
+        assert_eq!(BareTick { task: 0, counter: 0 }.name(), "bare-tick");
+    }
+
+    #[test]
     fn the_rates_are_the_counts_over_the_same_wall_time() {
         // No timing is asserted: only that each rate is its count divided by the one clock reading.
         let figures = measure_bare_emitting(2, BARE_EMIT_EVERY);

@@ -56,7 +56,8 @@ pub trait Checker<K, V: ?Sized> {
     /// The kind of property.
     fn kind(&self) -> CheckerKind;
     /// Called for every event, in order. Always-checkers return `Fail` on a violation;
-    /// sometimes-checkers return `Reached` when their situation occurs.
+    /// sometimes-checkers return `Reached` when their situation occurs, and are not called
+    /// again in that run.
     fn on_event(&mut self, event: &Event<K>, view: &V) -> Check;
     /// Called once when the run ends without an earlier failure. Eventually-checkers judge
     /// here; the default has nothing to say.

@@ -808,6 +808,26 @@ mod tests {
     }
 
     #[test]
+    fn a_spent_state_point_is_no_share_of_what_a_full_frontier_gives_up() {
+        let point = |energy| Point {
+            tape: (energy > 0).then(|| Arc::new(Tape(vec![0; 4]))),
+            position: 1,
+            seed: 0,
+            strategy: StrategyConfig::Random,
+            slot: 0,
+            energy,
+            children_max: 8,
+            barren_streak: 0,
+            stats: PointStats { kind: MarkKind::State, position: 1, children: 0, productive: 0 },
+        };
+        // Two points with energy, one allowed: the oldest of them gives its energy up; the
+        // older point, spent already, gives nothing.
+        let mut points = vec![point(0), point(2), point(2)];
+        trim_frontier(&mut points, 1);
+        assert_eq!(points.iter().map(|p| p.energy).collect::<Vec<_>>(), vec![0, 0, 2]);
+    }
+
+    #[test]
     fn the_reserved_share_is_dealt_out_in_turn_among_the_sometimes_properties() {
         // Every run hits two sometimes-marks (slots 1 and 2) besides its own state mark.
         let two = |spec: &RunSpec| {
@@ -980,6 +1000,124 @@ mod tests {
         let unsettled = ExploreConfig { settle_after_runs: 0, ..config };
         let stats = explore(&unsettled, 1, &replaying, &mut |_, _, _| {}, &|| false);
         assert!(stats.points.iter().filter(|p| p.kind == MarkKind::Sometimes).count() > 1);
+    }
+
+    #[test]
+    fn an_exploration_makes_exactly_its_runs_though_they_are_no_whole_number_of_generations() {
+        let config = ExploreConfig { runs: 10, generation: 8, ..ExploreConfig::default() };
+        let (stats, specs) = explored(&config);
+        assert_eq!((stats.runs, specs.len(), stats.generations), (10, 10, 2));
+    }
+
+    #[test]
+    fn the_stats_count_the_fresh_and_the_switched_runs_made() {
+        let config = ExploreConfig { runs: 400, fresh_decay_runs: 0, switch_percent: 50, ..ExploreConfig::default() };
+        let (stats, specs) = explored(&config);
+        let fresh = specs.iter().filter(|s| s.parent.is_none()).count() as u64;
+        let switched = specs.iter().filter(|s| s.parent.is_some() && s.strategy.switch().is_some()).count() as u64;
+        assert!(fresh > 0 && switched > 0);
+        assert_eq!((stats.fresh_runs, stats.switched_runs), (fresh, switched));
+    }
+
+    #[test]
+    fn a_later_hit_of_a_sometimes_mark_is_no_point_while_its_first_point_has_energy() {
+        // One generation: every run hits the sometimes-mark, and the first run's point has
+        // all its energy left.
+        let config = ExploreConfig { runs: 8, ..ExploreConfig::default() };
+        let (stats, _) = explored(&config);
+        assert_eq!(stats.points.iter().filter(|p| p.kind == MarkKind::Sometimes).count(), 1);
+    }
+
+    #[test]
+    fn a_new_state_point_gets_the_settled_energy_once_settled_and_the_first_energy_before() {
+        // No bonus and no sometimes-children: a point has exactly its energy in children.
+        let config = ExploreConfig {
+            runs: 200,
+            fresh_decay_runs: 0,
+            energy_sometimes: 0,
+            energy_state: 2,
+            energy_state_settled: 5,
+            bonus: 0,
+            bonus_settled: 0,
+            settle_after_runs: 1,
+            ..ExploreConfig::default()
+        };
+        let children = |config: &ExploreConfig| -> Vec<u32> {
+            let (stats, _) = explored(config);
+            stats.points.iter().filter(|p| p.kind == MarkKind::State).map(|p| p.children).collect()
+        };
+        let settled = children(&config);
+        assert!(settled.contains(&5) && settled.iter().all(|&c| c <= 5), "{settled:?}");
+        let never = children(&ExploreConfig { settle_after_runs: 0, ..config });
+        assert!(never.contains(&2) && never.iter().all(|&c| c <= 2), "{never:?}");
+    }
+
+    /// A fake program with one branch point: only fresh run 0 reaches a mark; each child
+    /// reaches `new` marks no run reached before, and fails, so that it is no point itself.
+    fn one_point(new: u64) -> impl Fn(&RunSpec) -> (RunSummary, ()) + Sync {
+        move |spec| {
+            let state = |slot: u64, position| Mark { slot: slot as u32, position, kind: MarkKind::State };
+            let marks = match spec.parent {
+                None if spec.seed == 0 => vec![state(10, 1)],
+                None => vec![],
+                Some(_) => (0..new).map(|k| state(1_000 + spec.seed.wrapping_add(k) % 500_000, 5)).collect(),
+            };
+            (RunSummary { marks, tape: Tape(vec![0; 8]), failed: spec.parent.is_some() }, ())
+        }
+    }
+
+    /// The one point of [`one_point`] explored under `config`.
+    fn the_point(config: &ExploreConfig, new: u64) -> PointStats {
+        let stats = explore(config, 1, &one_point(new), &mut |_, _, _| {}, &|| false);
+        assert_eq!(stats.points.len(), 1, "{:?}", stats.points);
+        stats.points[0].clone()
+    }
+
+    #[test]
+    fn a_point_whose_every_child_reaches_something_new_grows_to_its_whole_budget_and_no_further() {
+        let config = ExploreConfig { runs: 200, fresh_decay_runs: 0, ..ExploreConfig::default() };
+        let point = the_point(&config, 1);
+        assert_eq!(point.children, config.energy_state * config.children_max_factor);
+        assert_eq!(point.productive, point.children);
+    }
+
+    #[test]
+    fn before_settling_a_child_that_reaches_nothing_new_earns_its_parent_nothing() {
+        let config = ExploreConfig { runs: 200, fresh_decay_runs: 0, ..ExploreConfig::default() };
+        let point = the_point(&config, 0);
+        assert_eq!((point.children, point.productive), (config.energy_state, 0));
+    }
+
+    #[test]
+    fn a_point_whose_last_children_found_nothing_new_gives_up_its_energy() {
+        // Seven children a generation; barren after the third, at the end of that generation.
+        let config = ExploreConfig {
+            runs: 200,
+            fresh_decay_runs: 0,
+            energy_state: 20,
+            barren_after: 3,
+            ..ExploreConfig::default()
+        };
+        let point = the_point(&config, 0);
+        assert_eq!(point.children, 7);
+    }
+
+    #[test]
+    fn a_share_of_one_percent_boosts_and_switches_about_one_child_in_a_hundred() {
+        let config = ExploreConfig {
+            boost_after_runs: 0,
+            boost_percent: 1,
+            switch_percent: 1,
+            settle_after_runs: 0,
+            ..ExploreConfig::default()
+        };
+        let seeds: Vec<u64> = (0..20_000).map(|k| child_seed(0, 5, k)).collect();
+        let boosted = seeds.iter().filter(|&&seed| child_boost(&config, 0, seed) > 1).count();
+        let switched =
+            seeds.iter().filter(|&&seed| child_strategy(&config, StrategyConfig::Random, 5, seed).switch().is_some());
+        // 200 of each expected: a percentage read from too few bits of the seed comes out coarser.
+        assert!((140..=260).contains(&boosted), "{boosted} of 20,000 boosted");
+        assert!((140..=260).contains(&switched.count()), "switched");
     }
 
     #[test]

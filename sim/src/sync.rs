@@ -352,6 +352,39 @@ mod tests {
     }
 
     #[test]
+    fn a_pop_on_an_empty_queue_waits_for_the_next_push_to_any_of_its_handles() {
+        use std::pin::pin;
+        let queue = Queue::new();
+        let (woken, waker) = counting_waker();
+        let mut pop = pin!(queue.pop());
+        assert!(pop.as_mut().poll(&mut Context::from_waker(&waker)).is_pending());
+        queue.clone().push(7);
+        assert_eq!(woken.0.load(std::sync::atomic::Ordering::Relaxed), 1, "the push wakes the popper");
+        assert_eq!(pop.as_mut().poll(&mut Context::from_waker(&waker)), Poll::Ready(7));
+    }
+
+    #[test]
+    fn a_wait_polled_again_before_any_notify_still_waits() {
+        use std::pin::pin;
+        let notify = Notify::new();
+        let (_, waker) = counting_waker();
+        let mut waiting = pin!(notify.notified());
+        assert!(waiting.as_mut().poll(&mut Context::from_waker(&waker)).is_pending());
+        // A spurious poll: the waker is still on the list, so no notification came.
+        assert!(waiting.as_mut().poll(&mut Context::from_waker(&waker)).is_pending());
+        notify.notify();
+        assert!(waiting.as_mut().poll(&mut Context::from_waker(&waker)).is_ready());
+    }
+
+    #[test]
+    fn a_sender_knows_when_its_receiver_is_gone() {
+        let (sender, receiver) = oneshot::<u32>();
+        assert!(!sender.is_canceled());
+        drop(receiver);
+        assert!(sender.is_canceled());
+    }
+
+    #[test]
     fn a_queue_counts_what_it_holds() {
         let queue = Queue::new();
         assert!(queue.is_empty());

@@ -61,3 +61,18 @@ fn the_simplest_run_waits_a_millisecond_before_its_first_gate_and_stops_there() 
         assert_eq!(out.sim_time.as_nanos(), 1_000_000, "{}", puzzle.name());
     }
 }
+
+#[test]
+fn an_exploration_whose_runs_all_pass_reports_no_failure() {
+    let start = start_seed(0);
+    assert_eq!(sweep_runs_to_failure(Puzzle::Maze, start, 1), None, "the start seed's own run passes");
+    assert_eq!(explore_runs_to_failure(Puzzle::Maze, start, 1, 1), None);
+}
+
+#[test]
+fn the_starts_of_a_benchmark_are_far_enough_apart_to_share_no_fresh_seed() {
+    // A benchmark's exploration from one start makes far fewer than a million fresh runs.
+    for i in 0..21 {
+        assert!(start_seed(i + 1) - start_seed(i) >= 1_000_000, "starts {i} and {}", i + 1);
+    }
+}

@@ -60,6 +60,11 @@ fn assert_broken(verdict: &Verdict, what: &str) {
 /// A node that sleeps in a loop, and an injector that kills it at 5 ms, witnessing the
 /// crash — on the killed node, or not at all — after `witness_after` (none: never).
 fn kill_run(witness_on: Option<NodeId>, witness_after: Option<Duration>) -> Verdict {
+    kill_run_witnessed_by(Witnessed::Crashed, witness_on, witness_after)
+}
+
+/// As [`kill_run`], with `witness` as the event emitted where the crash would be.
+fn kill_run_witnessed_by(witness: Witnessed, witness_on: Option<NodeId>, witness_after: Option<Duration>) -> Verdict {
     run(move |tracer| {
         let replica = executor::add_node("replica", None);
         spawn_on(replica, "worker", async move {
@@ -75,7 +80,7 @@ fn kill_run(witness_on: Option<NodeId>, witness_after: Option<Duration>) -> Verd
                 if !after.is_zero() {
                     sleep(after).await;
                 }
-                tracer.emit_on(witness_on.unwrap_or(replica), Witnessed::Crashed);
+                tracer.emit_on(witness_on.unwrap_or(replica), witness);
             }
             tracer.emit(Witnessed::Tick);
             sleep(ms(5)).await;
@@ -101,6 +106,12 @@ fn a_kill_witnessed_only_after_time_moved_on_is_caught() {
 #[test]
 fn a_crash_witnessed_on_another_node_does_not_witness_the_kill() {
     assert_broken(&kill_run(Some(NodeId::WORLD), Some(Duration::ZERO)), "node replica was killed");
+}
+
+#[test]
+fn an_event_on_the_killed_node_that_is_no_end_does_not_witness_the_kill() {
+    let verdict = kill_run_witnessed_by(Witnessed::Tick, None, Some(Duration::ZERO));
+    assert_broken(&verdict, "node replica was killed");
 }
 
 #[test]
