@@ -333,3 +333,79 @@ fn an_event_kind_that_names_no_lane_or_instance_reports_none() {
     assert_eq!(Ev::Tick(1, 2).lane(), None);
     assert_eq!(Ev::Tick(1, 2).instance(), None);
 }
+
+#[test]
+fn an_event_kind_that_names_no_tag_is_heard_under_tag_0() {
+    struct TagZero;
+    impl Checker<Ev, ()> for TagZero {
+        fn name(&self) -> &str {
+            "tag-zero"
+        }
+        fn kind(&self) -> CheckerKind {
+            CheckerKind::Always
+        }
+        fn on_event(&mut self, _: &Event<Ev>, _: &()) -> Check {
+            Check::Fail("heard it".into())
+        }
+        fn interest(&self) -> u64 {
+            sutra_sim_core::trace::tag_mask(&[0])
+        }
+    }
+    let out = simulate(&RunConfig::seeded(1), vec![Box::new(TagZero) as Box<dyn Checker<Ev, ()>>], |tracer| {
+        let tracer = tracer.clone();
+        sim::spawn("emitter", async move { tracer.emit(Ev::Tick(0, 0)) });
+    });
+    assert_eq!(out.verdict.checker(), Some("tag-zero"));
+}
+
+#[test]
+fn another_nodes_clock_is_read_as_that_node_reads_it() {
+    let seen = Rc::new(RefCell::new(None));
+    let inside = seen.clone();
+    simulate(&RunConfig::seeded(1), Vec::<Box<dyn Checker<Ev, ()>>>::new(), move |_| {
+        let ahead = sim::add_node("ahead", None);
+        sim::set_clock(ahead, sutra_sim_core::NodeClock { offset_ns: 3_000_000_000, drift_ppm: 0 });
+        let seen = inside.clone();
+        sim::spawn("reader", async move {
+            sleep(Duration::from_millis(5)).await;
+            *seen.borrow_mut() = Some((sim::node_now(ahead).as_nanos(), sim::node_now(sim::current_node()).as_nanos()));
+        });
+    });
+    assert_eq!(*seen.borrow(), Some((3_005_000_000, 5_000_000)));
+}
+
+#[test]
+fn a_task_draws_from_the_runs_tape_and_an_exact_chance_comes_true_on_its_high_values() {
+    let mut config = RunConfig::seeded(0);
+    config.entropy = sutra_sim_core::EntropyMode::Tape(sutra_sim_core::Tape(vec![5, 2, 1]));
+    let seen = Rc::new(RefCell::new(None));
+    let inside = seen.clone();
+    simulate(&config, Vec::<Box<dyn Checker<Ev, ()>>>::new(), move |_| {
+        let seen = inside.clone();
+        sim::spawn("drawer", async move {
+            let model = sutra_sim_core::Stream::MODEL;
+            let drawn = sim::choose_in(model, 10);
+            // One in three: the value 2 of [0, 3) is "yes", 1 is "no".
+            *seen.borrow_mut() = Some((drawn, sim::chance_in_exact(model, 1, 3), sim::chance_in_exact(model, 1, 3)));
+        });
+    });
+    assert_eq!(*seen.borrow(), Some((5, true, false)));
+}
+
+#[test]
+fn elapse_and_sleep_until_keep_simulated_time_whatever_the_nodes_clock() {
+    let ends = Rc::new(RefCell::new(Vec::new()));
+    let inside = ends.clone();
+    simulate(&RunConfig::seeded(1), Vec::<Box<dyn Checker<Ev, ()>>>::new(), move |_| {
+        let fast = sim::add_node("fast", None);
+        sim::set_clock(fast, sutra_sim_core::NodeClock { offset_ns: 3_000_000_000, drift_ppm: 250_000 });
+        let ends = inside.clone();
+        sim::spawn_on(fast, "waiter", async move {
+            sim::elapse(Duration::from_millis(5)).await;
+            ends.borrow_mut().push(sim::now().as_millis());
+            sim::sleep_until(sutra_sim_core::SimTime(12_000_000)).await;
+            ends.borrow_mut().push(sim::now().as_millis());
+        });
+    });
+    assert_eq!(*ends.borrow(), [5, 12]);
+}
