@@ -409,3 +409,36 @@ fn elapse_and_sleep_until_keep_simulated_time_whatever_the_nodes_clock() {
     });
     assert_eq!(*ends.borrow(), [5, 12]);
 }
+
+/// A driver may step a world on past a hang, with new work: a sleeper killed with its node
+/// left a timer ahead of the present, which must not hold back the timers set after it.
+#[test]
+fn a_world_stepped_on_after_a_hang_times_new_sleeps_from_the_present() {
+    use sutra_sim_core::{Entropy, Executor, Step, StrategyConfig};
+    let executor = Executor::new(Entropy::random(1), StrategyConfig::Random);
+    let _entered = executor.enter();
+    let doomed = sim::add_node("doomed", None);
+    sim::spawn_on(doomed, "sleeper", async { sleep(Duration::from_secs(10)).await });
+    let (_never, waited) = sutra_sim_core::sync::oneshot::<()>();
+    sim::spawn("waiter", async move {
+        let _ = waited.await;
+    });
+    sim::spawn("killer", async move {
+        sleep(Duration::from_millis(1)).await;
+        sim::kill(doomed);
+    });
+    let step_until_stuck = || loop {
+        if let Step::Stuck(..) = executor.step() {
+            return sim::now().as_millis();
+        }
+    };
+    assert_eq!(step_until_stuck(), 1, "the dead sleeper's timer moves no time");
+    let woke = Rc::new(RefCell::new(None));
+    let inside = woke.clone();
+    sim::spawn("late", async move {
+        sleep(Duration::from_millis(1)).await;
+        *inside.borrow_mut() = Some(sim::now().as_millis());
+    });
+    assert_eq!(step_until_stuck(), 2);
+    assert_eq!(*woke.borrow(), Some(2));
+}
