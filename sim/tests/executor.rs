@@ -442,3 +442,32 @@ fn a_world_stepped_on_after_a_hang_times_new_sleeps_from_the_present() {
     assert_eq!(step_until_stuck(), 2);
     assert_eq!(*woke.borrow(), Some(2));
 }
+
+/// A task that pauses its own node, wakes itself and ends in one poll leaves its woken
+/// entry behind on the paused node; dropping it must keep the node's other woken tasks.
+#[test]
+fn a_task_that_pauses_its_own_node_and_ends_awake_leaves_the_nodes_other_tasks_to_run_at_resume() {
+    let mut config = RunConfig::seeded(1);
+    // A tape of zeros: the oldest ready task runs first.
+    config.entropy = sutra_sim_core::EntropyMode::Tape(sutra_sim_core::Tape(Vec::new()));
+    let ran_at = Rc::new(RefCell::new(None));
+    let inside = ran_at.clone();
+    let out = simulate(&config, Vec::<Box<dyn Checker<Ev, ()>>>::new(), move |_| {
+        let replica = sim::add_node("replica", None);
+        sim::spawn_on(replica, "pauser", async move {
+            sim::pause(replica);
+            std::future::poll_fn(|cx| {
+                cx.waker().wake_by_ref();
+                std::task::Poll::Ready(())
+            })
+            .await;
+        });
+        sim::spawn_on(replica, "other", async move { *inside.borrow_mut() = Some(sim::now().as_millis()) });
+        sim::spawn("resumer", async move {
+            sleep(Duration::from_millis(5)).await;
+            sim::resume(replica);
+        });
+    });
+    assert_eq!(out.verdict, Verdict::Pass);
+    assert_eq!(*ran_at.borrow(), Some(5));
+}
