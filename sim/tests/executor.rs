@@ -471,3 +471,12 @@ fn a_task_that_pauses_its_own_node_and_ends_awake_leaves_the_nodes_other_tasks_t
     assert_eq!(out.verdict, Verdict::Pass);
     assert_eq!(*ran_at.borrow(), Some(5));
 }
+
+#[test]
+fn a_runs_outcome_names_every_node_by_id_the_world_first() {
+    let out = simulate(&RunConfig::seeded(1), Vec::<Box<dyn Checker<Ev, ()>>>::new(), |_| {
+        sim::add_node("replica-0", None);
+        sim::add_node("store", None);
+    });
+    assert_eq!(out.node_names, ["world", "replica-0", "store"]);
+}
