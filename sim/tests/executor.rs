@@ -480,3 +480,31 @@ fn a_runs_outcome_names_every_node_by_id_the_world_first() {
     });
     assert_eq!(out.node_names, ["world", "replica-0", "store"]);
 }
+
+/// Records, when dropped, its label and whether a world was entered then.
+struct DropProbe(Rc<RefCell<Vec<(&'static str, bool)>>>, &'static str);
+
+impl Drop for DropProbe {
+    fn drop(&mut self) {
+        self.0.borrow_mut().push((self.1, sim::in_simulation()));
+    }
+}
+
+/// A task's destructor may touch the world (a handle that calls back into the executor):
+/// an executor dropped while entered drops its tasks in the world.
+#[test]
+fn an_executor_dropped_while_entered_drops_its_tasks_in_the_world() {
+    use sutra_sim_core::{Entropy, Executor, StrategyConfig};
+    let drops = Rc::new(RefCell::new(Vec::new()));
+    let executor = Executor::new(Entropy::random(1), StrategyConfig::Random);
+    let entered = executor.enter();
+    let probe = DropProbe(drops.clone(), "task");
+    sim::spawn("sleeper", async move {
+        let _probe = probe;
+        sleep(Duration::from_secs(3_600)).await;
+    });
+    executor.step();
+    drop(executor);
+    assert_eq!(*drops.borrow(), [("task", true)]);
+    drop(entered);
+}
