@@ -148,6 +148,17 @@ mod tests {
     }
 
     #[test]
+    fn the_version_counts_every_write_set_or_update() {
+        let mut cell = VersionedCell::new(CellId(4), 0u8);
+        assert_eq!(cell.version(), 0);
+        cell.update(|v| *v += 1);
+        assert_eq!(cell.version(), 1);
+        cell.set(5);
+        cell.update(|v| *v += 1);
+        assert_eq!((cell.version(), *cell.get()), (3, 6));
+    }
+
+    #[test]
     fn a_settled_use_is_never_stale() {
         let mut cell = VersionedCell::new(CellId(2), "route");
         let settled = Settled { snapshot: cell.read() };

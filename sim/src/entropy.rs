@@ -449,6 +449,25 @@ mod tests {
         assert_eq!(one.tape(), branch.tape());
     }
 
+    /// The prefix of a boosted branch replays its parent's answers, chances included: a
+    /// boost before the prefix is spent would drop the rest of it.
+    #[test]
+    fn a_boosted_branch_replays_the_chances_of_its_prefix_unboosted() {
+        let ask = |e: &mut Entropy| -> Vec<u32> {
+            (0..40)
+                .map(|i| if i % 2 == 0 { u32::from(e.chance_in(Stream(4), 1, 10)) } else { e.choose(1_000) })
+                .collect()
+        };
+        let mut parent = Entropy::random(8);
+        let asked = ask(&mut parent);
+        let prefix = Tape(parent.tape().0[..40].to_vec());
+        for seed in 0..10 {
+            let mut child = Entropy::boosted(prefix.clone(), seed, 8);
+            assert_eq!(ask(&mut child), asked, "seed {seed}");
+            assert_eq!(child.tape(), prefix, "seed {seed}");
+        }
+    }
+
     #[test]
     fn a_boost_takes_effect_at_the_first_chance_past_the_prefix() {
         // A branch whose first draw past the prefix is a chance: boosted from that very draw.
@@ -477,7 +496,8 @@ mod tests {
     fn tape_text_round_trip_and_bad_input() {
         let t = Tape(vec![0, 1, 300, u32::MAX]);
         assert_eq!(Tape::from_base64(&t.to_base64()).unwrap(), t);
-        assert!(Tape::from_base64("!!!").is_err());
+        let refused = Tape::from_base64("!!!").unwrap_err();
+        assert!(refused.to_string().starts_with("tape is not valid base64: "), "{refused}");
         let mut bytes = t.to_bytes();
         bytes.truncate(3);
         assert!(Tape::from_bytes(&bytes).is_err());

@@ -233,6 +233,20 @@ mod tests {
         }
     }
 
+    /// A clock at a quarter of simulated time reads each value for four nanoseconds: a
+    /// timer is due at the first of them, up to the last reading before the end of time.
+    #[test]
+    fn a_slow_clock_is_due_at_the_first_instant_it_reads_a_deadline() {
+        let quarter = NodeClock { offset_ns: 0, drift_ppm: -750_000 };
+        let last = quarter.reading(SimTime(u64::MAX));
+        for reading in (1..100).chain([last - 1, last]) {
+            let at = quarter.sim_at_reading(reading);
+            assert!(quarter.reading(at) >= reading, "{reading}");
+            assert!(quarter.reading(SimTime(at.0 - 1)) < reading, "{reading}: due at {at:?}, later than it reads so");
+        }
+        assert_eq!(quarter.sim_at_reading(last + 1), SimTime(u64::MAX), "never read: never due");
+    }
+
     #[test]
     fn a_fast_clock_reaches_a_local_deadline_early_and_a_slow_one_late() {
         let fast = NodeClock { offset_ns: 0, drift_ppm: 100 };

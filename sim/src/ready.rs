@@ -173,14 +173,17 @@ mod tests {
 
     #[test]
     fn a_list_that_never_drains_stays_compact() {
-        // One task yielding forever behind another: the front is taken, the back refilled.
-        let mut list = ReadyList::default();
-        list.push_back(TaskId::for_test(0));
-        for i in 1..10_000 {
-            list.push_back(TaskId::for_test(i));
-            list.remove(0);
-            assert!(list.ids.len() <= 2 * DEAD_PREFIX_MAX + 2 + PAD, "dead prefix grew to {}", list.ids.len());
+        // `live` tasks yielding forever in turn: the front is taken, the back refilled.
+        for live in [1, 10] {
+            let mut list = ReadyList::default();
+            list.extend((0..live).map(TaskId::for_test));
+            for i in live..10_000 {
+                list.push_back(TaskId::for_test(i));
+                list.remove(0);
+                let bound = 2 * DEAD_PREFIX_MAX + 2 * live as usize + PAD;
+                assert!(list.ids.len() <= bound, "{live} live: the dead prefix grew to {}", list.ids.len());
+            }
+            assert_eq!(ids(&list), (10_000 - live..10_000).collect::<Vec<_>>());
         }
-        assert_eq!(ids(&list), vec![9_999]);
     }
 }

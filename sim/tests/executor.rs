@@ -333,3 +333,178 @@ fn an_event_kind_that_names_no_lane_or_instance_reports_none() {
     assert_eq!(Ev::Tick(1, 2).lane(), None);
     assert_eq!(Ev::Tick(1, 2).instance(), None);
 }
+
+#[test]
+fn an_event_kind_that_names_no_tag_is_heard_under_tag_0() {
+    struct TagZero;
+    impl Checker<Ev, ()> for TagZero {
+        fn name(&self) -> &str {
+            "tag-zero"
+        }
+        fn kind(&self) -> CheckerKind {
+            CheckerKind::Always
+        }
+        fn on_event(&mut self, _: &Event<Ev>, _: &()) -> Check {
+            Check::Fail("heard it".into())
+        }
+        fn interest(&self) -> u64 {
+            sutra_sim_core::trace::tag_mask(&[0])
+        }
+    }
+    let out = simulate(&RunConfig::seeded(1), vec![Box::new(TagZero) as Box<dyn Checker<Ev, ()>>], |tracer| {
+        let tracer = tracer.clone();
+        sim::spawn("emitter", async move { tracer.emit(Ev::Tick(0, 0)) });
+    });
+    assert_eq!(out.verdict.checker(), Some("tag-zero"));
+}
+
+#[test]
+fn another_nodes_clock_is_read_as_that_node_reads_it() {
+    let seen = Rc::new(RefCell::new(None));
+    let inside = seen.clone();
+    simulate(&RunConfig::seeded(1), Vec::<Box<dyn Checker<Ev, ()>>>::new(), move |_| {
+        let ahead = sim::add_node("ahead", None);
+        sim::set_clock(ahead, sutra_sim_core::NodeClock { offset_ns: 3_000_000_000, drift_ppm: 0 });
+        let seen = inside.clone();
+        sim::spawn("reader", async move {
+            sleep(Duration::from_millis(5)).await;
+            *seen.borrow_mut() = Some((sim::node_now(ahead).as_nanos(), sim::node_now(sim::current_node()).as_nanos()));
+        });
+    });
+    assert_eq!(*seen.borrow(), Some((3_005_000_000, 5_000_000)));
+}
+
+#[test]
+fn a_task_draws_from_the_runs_tape_and_an_exact_chance_comes_true_on_its_high_values() {
+    let mut config = RunConfig::seeded(0);
+    config.entropy = sutra_sim_core::EntropyMode::Tape(sutra_sim_core::Tape(vec![5, 2, 1]));
+    let seen = Rc::new(RefCell::new(None));
+    let inside = seen.clone();
+    simulate(&config, Vec::<Box<dyn Checker<Ev, ()>>>::new(), move |_| {
+        let seen = inside.clone();
+        sim::spawn("drawer", async move {
+            let model = sutra_sim_core::Stream::MODEL;
+            let drawn = sim::choose_in(model, 10);
+            // One in three: the value 2 of [0, 3) is "yes", 1 is "no".
+            *seen.borrow_mut() = Some((drawn, sim::chance_in_exact(model, 1, 3), sim::chance_in_exact(model, 1, 3)));
+        });
+    });
+    assert_eq!(*seen.borrow(), Some((5, true, false)));
+}
+
+#[test]
+fn elapse_and_sleep_until_keep_simulated_time_whatever_the_nodes_clock() {
+    let ends = Rc::new(RefCell::new(Vec::new()));
+    let inside = ends.clone();
+    simulate(&RunConfig::seeded(1), Vec::<Box<dyn Checker<Ev, ()>>>::new(), move |_| {
+        let fast = sim::add_node("fast", None);
+        sim::set_clock(fast, sutra_sim_core::NodeClock { offset_ns: 3_000_000_000, drift_ppm: 250_000 });
+        let ends = inside.clone();
+        sim::spawn_on(fast, "waiter", async move {
+            sim::elapse(Duration::from_millis(5)).await;
+            ends.borrow_mut().push(sim::now().as_millis());
+            sim::sleep_until(sutra_sim_core::SimTime(12_000_000)).await;
+            ends.borrow_mut().push(sim::now().as_millis());
+        });
+    });
+    assert_eq!(*ends.borrow(), [5, 12]);
+}
+
+/// A driver may step a world on past a hang, with new work: a sleeper killed with its node
+/// left a timer ahead of the present, which must not hold back the timers set after it.
+#[test]
+fn a_world_stepped_on_after_a_hang_times_new_sleeps_from_the_present() {
+    use sutra_sim_core::{Entropy, Executor, Step, StrategyConfig};
+    let executor = Executor::new(Entropy::random(1), StrategyConfig::Random);
+    let _entered = executor.enter();
+    let doomed = sim::add_node("doomed", None);
+    sim::spawn_on(doomed, "sleeper", async { sleep(Duration::from_secs(10)).await });
+    let (_never, waited) = sutra_sim_core::sync::oneshot::<()>();
+    sim::spawn("waiter", async move {
+        let _ = waited.await;
+    });
+    sim::spawn("killer", async move {
+        sleep(Duration::from_millis(1)).await;
+        sim::kill(doomed);
+    });
+    let step_until_stuck = || loop {
+        if let Step::Stuck(..) = executor.step() {
+            return sim::now().as_millis();
+        }
+    };
+    assert_eq!(step_until_stuck(), 1, "the dead sleeper's timer moves no time");
+    let woke = Rc::new(RefCell::new(None));
+    let inside = woke.clone();
+    sim::spawn("late", async move {
+        sleep(Duration::from_millis(1)).await;
+        *inside.borrow_mut() = Some(sim::now().as_millis());
+    });
+    assert_eq!(step_until_stuck(), 2);
+    assert_eq!(*woke.borrow(), Some(2));
+}
+
+/// A task that pauses its own node, wakes itself and ends in one poll leaves its woken
+/// entry behind on the paused node; dropping it must keep the node's other woken tasks.
+#[test]
+fn a_task_that_pauses_its_own_node_and_ends_awake_leaves_the_nodes_other_tasks_to_run_at_resume() {
+    let mut config = RunConfig::seeded(1);
+    // A tape of zeros: the oldest ready task runs first.
+    config.entropy = sutra_sim_core::EntropyMode::Tape(sutra_sim_core::Tape(Vec::new()));
+    let ran_at = Rc::new(RefCell::new(None));
+    let inside = ran_at.clone();
+    let out = simulate(&config, Vec::<Box<dyn Checker<Ev, ()>>>::new(), move |_| {
+        let replica = sim::add_node("replica", None);
+        sim::spawn_on(replica, "pauser", async move {
+            sim::pause(replica);
+            std::future::poll_fn(|cx| {
+                cx.waker().wake_by_ref();
+                std::task::Poll::Ready(())
+            })
+            .await;
+        });
+        sim::spawn_on(replica, "other", async move { *inside.borrow_mut() = Some(sim::now().as_millis()) });
+        sim::spawn("resumer", async move {
+            sleep(Duration::from_millis(5)).await;
+            sim::resume(replica);
+        });
+    });
+    assert_eq!(out.verdict, Verdict::Pass);
+    assert_eq!(*ran_at.borrow(), Some(5));
+}
+
+#[test]
+fn a_runs_outcome_names_every_node_by_id_the_world_first() {
+    let out = simulate(&RunConfig::seeded(1), Vec::<Box<dyn Checker<Ev, ()>>>::new(), |_| {
+        sim::add_node("replica-0", None);
+        sim::add_node("store", None);
+    });
+    assert_eq!(out.node_names, ["world", "replica-0", "store"]);
+}
+
+/// Records, when dropped, its label and whether a world was entered then.
+struct DropProbe(Rc<RefCell<Vec<(&'static str, bool)>>>, &'static str);
+
+impl Drop for DropProbe {
+    fn drop(&mut self) {
+        self.0.borrow_mut().push((self.1, sim::in_simulation()));
+    }
+}
+
+/// A task's destructor may touch the world (a handle that calls back into the executor):
+/// an executor dropped while entered drops its tasks in the world.
+#[test]
+fn an_executor_dropped_while_entered_drops_its_tasks_in_the_world() {
+    use sutra_sim_core::{Entropy, Executor, StrategyConfig};
+    let drops = Rc::new(RefCell::new(Vec::new()));
+    let executor = Executor::new(Entropy::random(1), StrategyConfig::Random);
+    let entered = executor.enter();
+    let probe = DropProbe(drops.clone(), "task");
+    sim::spawn("sleeper", async move {
+        let _probe = probe;
+        sleep(Duration::from_secs(3_600)).await;
+    });
+    executor.step();
+    drop(executor);
+    assert_eq!(*drops.borrow(), [("task", true)]);
+    drop(entered);
+}

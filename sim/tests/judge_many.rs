@@ -84,3 +84,33 @@ fn the_seventieth_checker_hears_its_events_and_no_other() {
         other => panic!("expected c69 to fail on the rare event, got {other}"),
     }
 }
+
+/// Declares no interest, and fails at the rare event.
+struct HearsAll;
+
+impl Checker<Ev, ()> for HearsAll {
+    fn name(&self) -> &str {
+        "hears-all"
+    }
+    fn kind(&self) -> CheckerKind {
+        CheckerKind::Always
+    }
+    fn on_event(&mut self, event: &Event<Ev>, _: &()) -> Check {
+        match event.kind {
+            Ev::Rare => Check::Fail("heard the rare event".into()),
+            Ev::Common => Check::Ok,
+        }
+    }
+}
+
+#[test]
+fn a_checker_that_declares_no_interest_hears_every_event() {
+    let out = simulate(&RunConfig::seeded(1), vec![Box::new(HearsAll) as Box<dyn Checker<Ev, ()>>], |tracer| {
+        let tracer = tracer.clone();
+        sim::spawn("emitter", async move {
+            tracer.emit(Ev::Common);
+            tracer.emit(Ev::Rare);
+        });
+    });
+    assert_eq!(out.verdict, Verdict::Violation { checker: "hears-all".into(), message: "heard the rare event".into() });
+}

@@ -397,6 +397,29 @@ fn the_self_check_catches_runs_that_differ_in_polls_alone() {
     .expect_err("the polls differ between runs");
     let first = divergence.first.expect("described");
     assert!(first.contains("polls"), "{first}");
+    assert!(first.ends_with(", 0 draws"), "the tapes agree, so no draw is named: {first}");
+}
+
+#[test]
+fn the_self_check_names_the_draw_one_run_made_past_the_others_tape() {
+    // Same events; the leaked state adds a third draw to every other run, so the tapes
+    // agree on their first two draws and part where the shorter ends.
+    let divergence = check_determinism(&RunConfig::seeded(7), no_checkers::<()>, |tracer| {
+        let runs = RUNS_SO_FAR.with(|r| {
+            r.set(r.get() + 1);
+            r.get()
+        });
+        let tracer = tracer.clone();
+        sim::spawn("drawer", async move {
+            for _ in 0..2 + runs % 2 {
+                let _ = sim::choose(1_000);
+            }
+            tracer.emit(Ev::Step(0, 0));
+        });
+    })
+    .expect_err("the draws differ between runs");
+    let ends = [divergence.first.expect("described"), divergence.second.expect("described")];
+    assert!(ends.iter().all(|end| end.contains(" draws, the first to differ being #2 = ")), "{ends:?}");
 }
 
 #[test]

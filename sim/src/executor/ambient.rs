@@ -384,3 +384,38 @@ impl Future for YieldNow {
         Poll::Pending
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checker::Checker;
+    use crate::node::NodeClock;
+    use crate::run::{simulate, RunConfig};
+
+    /// A skewed node lists its sleepers, to wake them when its clock changes: once the list
+    /// is long, the ended ones are dropped from it, however many tasks came and went.
+    #[test]
+    fn a_skewed_nodes_list_of_sleepers_stays_bounded_as_tasks_come_and_go() {
+        let longest = Rc::new(Cell::new(0));
+        let seen = longest.clone();
+        simulate(&RunConfig::seeded(1), Vec::<Box<dyn Checker<crate::bench::BareTick, ()>>>::new(), move |_| {
+            let node = crate::executor::add_node("skewed", None);
+            crate::executor::set_clock(node, NodeClock { offset_ns: 0, drift_ppm: 100 });
+            // A crowd longer than the list's pruning length, all at once; then a thousand
+            // sleepers one after another.
+            for _ in 0..300 {
+                spawn_on(node, "crowd", async { sleep(Duration::from_millis(1)).await });
+            }
+            spawn_on(node, "driver", async move {
+                sleep(Duration::from_millis(2)).await;
+                for _ in 0..1_000 {
+                    spawn_on(node, "passer", async { sleep(Duration::from_micros(1)).await });
+                    sleep(Duration::from_micros(2)).await;
+                    let listed = with_state(|s| s.nodes[node.0 as usize].local_sleepers.len());
+                    seen.set(seen.get().max(listed));
+                }
+            });
+        });
+        assert!(longest.get() <= LOCAL_SLEEPERS_PRUNE_AT + 1, "{} sleepers listed", longest.get());
+    }
+}

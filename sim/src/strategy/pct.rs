@@ -78,3 +78,38 @@ impl Strategy for Pct {
         chosen
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entropy::Tape;
+
+    /// A PCT scheduler of `depth` built from `draws` (its change points first), with one
+    /// task spawned per slot of `tasks`, in order.
+    fn pct(depth: u32, draws: Vec<u32>, tasks: &[TaskId]) -> Pct {
+        let mut entropy = Entropy::replay(Tape(draws));
+        let mut pct = Pct::new(depth, 1, &mut entropy);
+        for &task in tasks {
+            pct.on_spawn(task, &mut entropy);
+        }
+        pct
+    }
+
+    #[test]
+    fn a_tape_of_zeros_runs_the_tasks_first_in_first_out() {
+        let tasks = [0, 1, 2].map(TaskId::for_test);
+        let mut fifo = pct(3, Vec::new(), &tasks);
+        assert_eq!(fifo.pick(&tasks, &mut Entropy::random(0)), 0);
+        assert_eq!(fifo.pick(&tasks[1..], &mut Entropy::random(0)), 0);
+    }
+
+    /// A change point demotes the task about to run below every initial priority, the
+    /// lowest drawn (zero) included.
+    #[test]
+    fn a_demoted_task_runs_after_a_task_whose_priority_draw_was_zero() {
+        let (high, zero) = (TaskId::for_test(0), TaskId::for_test(1));
+        // A change point at step 1, then the priority draws: 7 for `high`, 0 for `zero`.
+        let mut demoting = pct(2, vec![1, 7, 0], &[high, zero]);
+        assert_eq!(demoting.pick(&[high, zero], &mut Entropy::random(0)), 1, "the demoted task ran first");
+    }
+}

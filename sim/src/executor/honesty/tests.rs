@@ -6,11 +6,12 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::{plant, Lies, BROKEN_PROMISE};
+use super::{plant, Lies, SleepOrigin, BROKEN_PROMISE};
 use crate::checker::Checker;
 use crate::executor::{self, sleep, spawn, spawn_daemon_on, spawn_on};
-use crate::node::{NodeClock, NodeId};
+use crate::node::{Node, NodeClock, NodeId, NodeStatus};
 use crate::run::{simulate, RunConfig};
+use crate::time::SimTime;
 use crate::trace::{tag_mask, EventKind, Tracer};
 use crate::verdict::Verdict;
 
@@ -233,6 +234,54 @@ fn a_clock_that_ran_more_than_twice_as_fast_and_then_slow_keeps_its_promise() {
     });
     assert_eq!(verdict, Verdict::Pass);
     assert_eq!(ends.borrow().len(), 1);
+}
+
+/// A node whose clock has drifted up to `drift_max_ppm` either way and stepped `steps_ns`
+/// in all.
+fn node_that_drifted(drift_max_ppm: u32, steps_ns: u64) -> Node {
+    Node {
+        name: Rc::from("replica"),
+        incarnation: 0,
+        status: NodeStatus::Alive,
+        clock: NodeClock::EXACT,
+        boot: None,
+        held: Vec::new(),
+        local_sleepers: Vec::new(),
+        clock_steps_ns: steps_ns,
+        drift_max_ppm,
+    }
+}
+
+/// A sleep of 1 ms begun at 7 ns, when its node's clock had stepped 500 ns in all.
+fn a_millisecond_sleep() -> SleepOrigin {
+    SleepOrigin::new(&node_that_drifted(0, 500), SimTime(7), 1_000_000)
+}
+
+/// The promise's bounds, to the nanosecond: `(d − S − 4) / (1 + m)` rounded down and
+/// `(d + S + 4) / (1 − m)` rounded up, `S` the steps since the sleep began.
+#[test]
+fn a_sleeps_bounds_allow_the_clocks_steps_since_it_began_its_rounding_and_its_largest_drift() {
+    let cases = [
+        ((0, 500), (999_996, 1_000_004)),
+        ((0, 1_500), (998_996, 1_001_004)),
+        ((250_000, 500), (799_996, 1_333_339)),
+        ((250_000, 1_500), (799_196, 1_334_672)),
+    ];
+    for ((drift, steps), bounds) in cases {
+        assert_eq!(a_millisecond_sleep().bounds(&node_that_drifted(drift, steps)), bounds, "{drift} ppm, {steps} ns");
+    }
+}
+
+#[test]
+fn a_sleep_may_fall_due_as_late_as_its_longest_span_and_no_later() {
+    let (sleep, node) = (a_millisecond_sleep(), node_that_drifted(250_000, 1_500));
+    sleep.check_deadline(SimTime(7 + 1_334_672), &node);
+    let late = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        sleep.check_deadline(SimTime(7 + 1_334_673), &node);
+    }));
+    let message = *late.expect_err("a nanosecond later is caught").downcast::<String>().expect("a message");
+    assert!(message.starts_with(BROKEN_PROMISE), "{message}");
+    assert!(message.contains("after 1334673ns of simulated time, longer than the 1334672ns"), "{message}");
 }
 
 #[test]
