@@ -21,7 +21,7 @@ use crate::node::NodeId;
 use crate::time::SimTime;
 
 use super::honesty::SleepOrigin;
-use super::state::State;
+use super::state::{BoxFuture, State};
 
 /// The `tracing` target of the executor's log records (node faults, task spawns and ends),
 /// whichever file emits them, so that a filter such as `sutra_sim_core::executor=debug`
@@ -183,7 +183,11 @@ pub fn spawn(name: impl Into<TaskName>, future: impl Future<Output = ()> + 'stat
 
 /// Spawns a task on `node`; it keeps the run alive until it ends.
 pub fn spawn_on(node: NodeId, name: impl Into<TaskName>, future: impl Future<Output = ()> + 'static) -> TaskId {
-    let id = with_state(|s| s.spawn(node, name.into(), false, Box::pin(future)));
+    // Boxed before the state's closure takes it, so the closure captures a pointer: a
+    // future captured by value is copied into the closure and again into its box, and a
+    // lane's or a handler's future is kilobytes.
+    let future: BoxFuture = Box::pin(future);
+    let id = with_state(|s| s.spawn(node, name.into(), false, future));
     log_spawn(id, false);
     id
 }
@@ -191,7 +195,8 @@ pub fn spawn_on(node: NodeId, name: impl Into<TaskName>, future: impl Future<Out
 /// Spawns a daemon on `node`: a periodic role that does not keep the run alive and is not
 /// named in a hang (the sweeper, a timer poller, a fault injector).
 pub fn spawn_daemon_on(node: NodeId, name: impl Into<TaskName>, future: impl Future<Output = ()> + 'static) -> TaskId {
-    let id = with_state(|s| s.spawn(node, name.into(), true, Box::pin(future)));
+    let future: BoxFuture = Box::pin(future);
+    let id = with_state(|s| s.spawn(node, name.into(), true, future));
     log_spawn(id, true);
     id
 }
