@@ -18,13 +18,13 @@ use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
-use crate::dense::DenseMap;
 use crate::event::ModelEvent;
 use crate::ids::{InstanceId, OwnerId};
+use crate::paged::PagedMap;
 use crate::view::ModelView;
 
 /// One instance's row as the witnesses built it.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Row {
     epoch: u64,
     owner: Option<OwnerId>,
@@ -34,7 +34,7 @@ struct Row {
 /// The checker's state: each row, from grants and row writes.
 #[derive(Default)]
 pub struct CommitByOwner {
-    rows: DenseMap<InstanceId, Row>,
+    rows: PagedMap<InstanceId, Row>,
 }
 
 /// The registration.

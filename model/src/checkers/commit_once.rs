@@ -23,7 +23,7 @@
 //! short list. About 60 bytes a finished instance of three steps, where a tree entry per
 //! version and per epoch took three times that.
 
-use crate::dense::DenseMap;
+use crate::paged::PagedMap;
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
@@ -36,11 +36,11 @@ use crate::view::ModelView;
 #[derive(Default)]
 pub struct CommitOnce {
     /// Each instance's accepted commits.
-    commits: DenseMap<InstanceId, Commits>,
+    commits: PagedMap<InstanceId, Commits>,
 }
 
 /// One instance's accepted commits.
-#[derive(Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 struct Commits {
     /// Versions 1 to `versions_upto` were all written by accepted commits.
     versions_upto: u64,

@@ -5,15 +5,15 @@ use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
-use crate::dense::DenseMap;
 use crate::event::ModelEvent;
 use crate::ids::InstanceId;
+use crate::paged::PagedMap;
 use crate::view::ModelView;
 
 /// The last committed version of each instance.
 #[derive(Default)]
 pub struct LinearHistory {
-    last: DenseMap<InstanceId, u64>,
+    last: PagedMap<InstanceId, u64>,
 }
 
 /// The registration.

@@ -15,15 +15,15 @@ use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
-use crate::dense::DenseMap;
 use crate::event::ModelEvent;
 use crate::ids::InstanceId;
+use crate::paged::PagedMap;
 use crate::view::ModelView;
 
 /// The committed version of each instance, as the store's commits witnessed it.
 #[derive(Default)]
 pub struct NoStaleSnapshot {
-    versions: DenseMap<InstanceId, u64>,
+    versions: PagedMap<InstanceId, u64>,
 }
 
 /// The registration.

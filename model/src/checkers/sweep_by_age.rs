@@ -15,15 +15,15 @@ use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
-use crate::dense::DenseMap;
 use crate::event::{millis_text, ModelEvent};
 use crate::ids::InstanceId;
+use crate::paged::PagedMap;
 use crate::view::ModelView;
 
 /// The store time (ns) of the last grant witnessed per instance.
 #[derive(Default)]
 pub struct SweepByAge {
-    granted_ns: DenseMap<InstanceId, u64>,
+    granted_ns: PagedMap<InstanceId, u64>,
 }
 
 /// The registration.
