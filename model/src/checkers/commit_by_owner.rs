@@ -13,6 +13,9 @@
 //!
 //! A real bug that would still pass: a commit that writes the right version under the
 //! right claim but with the wrong contents (the step's effects are not in the events).
+//!
+//! The rows are kept for the whole history in a [`PagedMap`]: a finished instance's row
+//! (released, its last epoch and version) is like its neighbours', about a byte each.
 
 use std::sync::Arc;
 

@@ -1,5 +1,6 @@
 //! linear-history (always; R8, R19): each instance's committed steps are 1, 2, 3… — no
-//! gap, no fork, nothing applied twice.
+//! gap, no fork, nothing applied twice. The last versions are kept for the whole history in
+//! a [`PagedMap`], where finished instances' records, alike, cost about a byte each.
 
 use std::sync::Arc;
 

@@ -10,6 +10,9 @@
 //!
 //! A real bug that passes: a commit based on the right version but computed from stale
 //! step input that the store never sees (the model's steps carry no payload).
+//!
+//! The versions are kept for the whole history (a zombie's commit may come at any time) in
+//! a [`PagedMap`], where finished instances' last versions, alike, cost about a byte each.
 
 use std::sync::Arc;
 

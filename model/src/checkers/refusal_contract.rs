@@ -41,7 +41,8 @@
 //! takebacks are kept until its redelivery answers them, in a tree, so that one never
 //! redelivered (the history ended first) costs its own entry and not a slot for every
 //! message after it. Per instance (the last settle and takeback times, the timer row's
-//! refusal count) and per refused execution, a few bytes each in dense tables.
+//! refusal count) in pages of fixed size ([`PagedMap`]: 8 bytes an instance for a time,
+//! about a byte for records alike), and per refused execution a slot of a dense table.
 //!
 //! A bug that would still pass: a refused relay requeued by the lane but *also* executed
 //! under a second claim attempt by a fresh execution id in the same task — the store sees a

@@ -10,6 +10,9 @@
 //!
 //! A real bug that would still pass: a sweeper that never sweeps (a dead replica's claim
 //! stays forever) — a liveness failure, left to `eventual-completion`.
+//!
+//! The grant times are kept for the whole history (a sweep may name any instance) in a
+//! [`PagedMap`]: times differ instance by instance, so 8 bytes and a bit each.
 
 use std::sync::Arc;
 
