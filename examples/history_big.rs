@@ -1,7 +1,14 @@
 //! Writes a big history for measuring `sutra-sim check` (issue 24 item 3): passing runs of
 //! smoke, seed after seed, their witness lines renumbered into one run — each run's seq,
-//! times and ids (instances, executions, messages, processes, tasks, owners) moved past the
+//! times and ids (instances, executions, messages, processes, tasks, owners, admin clients) moved past the
 //! previous run's — so the checkers judge every line and the whole file passes.
+//!
+//! Each run ends as a deployment's processes do: every replica process the run left alive is
+//! witnessed crashed at the run's end (without that, the file's processes would all live for
+//! the whole history, 65,000 of them per 10 M events, which no real history has). The header
+//! declares the store's call latency as a deployment would (`store_call_latency_max_ns`:
+//! smoke's longest store latency with its longest spike), so `check` may forget a task once
+//! its requests have all landed.
 //!
 //! `cargo run --release --example history_big -- OUT.jsonl 10000000`
 
@@ -26,6 +33,9 @@ struct Offsets {
     /// Broker delivery ids (per copy of a relay): refusal-contract and bounce-meter-agrees
     /// pair a refusal with its copy by them, so they must not repeat across runs.
     delivery: u64,
+    /// Admin clients: codes-acted-on knows a request by (client, request id), so they must
+    /// not repeat across runs either.
+    client: u64,
 }
 
 const ADMIN: u64 = 1 << 63;
@@ -54,6 +64,7 @@ fn renumber(line: &mut Value, o: &Offsets, next: &mut Offsets) {
             "by" => next.exec = next.exec.max(shift(value, o.exec) + 1),
             "task" => next.task = next.task.max(shift(value, o.task) + 1),
             "delivery" => next.delivery = next.delivery.max(shift(value, o.delivery) + 1),
+            "client" => next.client = next.client.max(shift(value, o.client) + 1),
             "owner" | "holder" | "previous" | "writer" | "owner_before" | "claim_owner" => {
                 if let Some(id) = value.as_u64() {
                     *value = if id & ADMIN != 0 {
@@ -109,6 +120,30 @@ fn owes_a_requeue_at_its_end(text: &str) -> bool {
     !owed.is_empty()
 }
 
+/// The replica processes a run's lines name (by the node that witnessed them), renumbered,
+/// less those it witnessed crashed: (process, replica).
+fn left_alive(lines: &[Value]) -> Vec<(u64, u64)> {
+    let mut alive = std::collections::BTreeMap::new();
+    for v in lines {
+        let (Some(process), Some(node)) = (v["process"].as_u64(), v["node"].as_str()) else { continue };
+        let Some(replica) = node.strip_prefix("replica-").and_then(|r| r.parse::<u64>().ok()) else { continue };
+        if v["kind"] == "replica-crashed" || v["kind"] == "replica-stopped" {
+            alive.insert(process, None);
+        } else {
+            alive.entry(process).or_insert(Some(replica));
+        }
+    }
+    alive.into_iter().filter_map(|(p, r)| r.map(|r| (p, r))).collect()
+}
+
+/// The header, declaring the store's call latency of `scenario`.
+fn declaring(header: &str, scenario: &Scenario) -> String {
+    let mut v: Value = serde_json::from_str(header).unwrap();
+    let latency = scenario.timeouts.store_latency_max + scenario.faults.store.latency_spike_max;
+    v["store_call_latency_max_ns"] = (latency.as_nanos() as u64).into();
+    v.to_string()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let out = args.get(1).expect("usage: history_big OUT.jsonl EVENTS");
@@ -132,9 +167,10 @@ fn main() {
         let mut lines = text.lines();
         let header = lines.next().unwrap();
         if written == 0 {
-            writeln!(file, "{header}").unwrap();
+            writeln!(file, "{}", declaring(header, &scenario)).unwrap();
         }
         let mut next = offsets;
+        let mut moved = Vec::new();
         for line in lines {
             let mut v: Value = serde_json::from_str(line).unwrap();
             if v["kind"] == "bounce-meter" {
@@ -146,8 +182,19 @@ fn main() {
             renumber(&mut v, &offsets, &mut next);
             writeln!(file, "{}", in_writer_order(&v)).unwrap();
             written += 1;
+            moved.push(v);
         }
-        next.time = next.time.max(offsets.time + outcome.sim_time.as_nanos()) + 1_000_000_000;
+        let end = next.time.max(offsets.time + outcome.sim_time.as_nanos());
+        for (process, replica) in left_alive(&moved) {
+            let crash = serde_json::json!({
+                "seq": next.seq, "time_ns": end, "node": format!("replica-{replica}"), "kind": "replica-crashed",
+                "witness": "executor", "process": process, "replica": replica,
+            });
+            writeln!(file, "{}", in_writer_order(&crash)).unwrap();
+            next.seq += 1;
+            written += 1;
+        }
+        next.time = end + 1_000_000_000;
         offsets = next;
     }
     let scrape = serde_json::json!({

@@ -21,6 +21,7 @@ pub mod ids;
 pub mod injector;
 pub mod log;
 pub mod mutant;
+pub mod paged;
 pub mod pull;
 pub mod ratio;
 pub mod relations;

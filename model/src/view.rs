@@ -29,6 +29,12 @@ pub struct ModelView {
     /// the header's `broker_call_latency_max_ns`); zero in a simulation, whose broker answers
     /// within the scenario's own latencies.
     broker_call_latency: std::time::Duration,
+    /// The longest one store request takes from its sender to the store's witness of it, as
+    /// the history's writer declares it (`check`, from the header's
+    /// `store_call_latency_max_ns`): a request of a task witnessed ended lands within it of
+    /// the end. `None` — in a simulation, and in a history that does not declare it — makes
+    /// no checker forget a task that ended.
+    store_call_latency: Option<std::time::Duration>,
     /// The books several checkers keep alike, kept once (see [`crate::checkers::ledger`]):
     /// the checkers' own, made from the events they judge, not the model's state. Shared by
     /// reference so that a view remade for the same history keeps them.
@@ -84,6 +90,7 @@ impl ModelView {
             cluster: None,
             unwitnessed: 0,
             broker_call_latency: std::time::Duration::ZERO,
+            store_call_latency: None,
             ledger: Rc::default(),
             #[cfg(test)]
             tables: None,
@@ -107,6 +114,13 @@ impl ModelView {
         self
     }
 
+    /// The same view, of a history whose writer declares that a store request lands at most
+    /// `latency` after it was sent (so at most that long after its task was witnessed ended).
+    pub fn with_store_call_latency(mut self, latency: Option<std::time::Duration>) -> ModelView {
+        self.store_call_latency = latency;
+        self
+    }
+
     /// The same view, sharing `other`'s ledger: a view remade in the middle of a history
     /// (`check`, at a swarm selection) keeps the books the checkers have kept so far.
     pub fn sharing_ledger(mut self, other: &ModelView) -> ModelView {
@@ -122,6 +136,12 @@ impl ModelView {
     /// The longest one broker call takes, as the history declares it (zero in a simulation).
     pub fn broker_call_latency(&self) -> std::time::Duration {
         self.broker_call_latency
+    }
+
+    /// The longest one store request takes, if the history declares it (`None` in a
+    /// simulation: a run keeps what it judges for the whole run).
+    pub fn store_call_latency(&self) -> Option<std::time::Duration> {
+        self.store_call_latency
     }
 
     /// Whether the events of kind `tag` are witnessed where they happen (always in a

@@ -15,9 +15,10 @@ use sutra_sim_core::SimTime;
 
 use crate::event::ModelEvent;
 use crate::ids::{InstanceId, OwnerId};
+use crate::paged::PagedMap;
 
 /// One instance's row, as far as the work left goes.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Row {
     steps: u32,
     /// Committed steps. Invariant: `version <= steps` for rows the store wrote.
@@ -35,8 +36,10 @@ impl Row {
 /// O(1) per event. Invariant: `total` is the sum of every row's work.
 #[derive(Debug, Default)]
 pub struct WorkLeft {
-    /// Rows by instance id (the store numbers instances 0..n as it creates them).
-    rows: Vec<Option<Row>>,
+    /// Rows by instance id (the store numbers instances 0..n as it creates them). Finished
+    /// rows are alike (every step committed, no claim): a [`PagedMap`] keeps them in a byte
+    /// an instance.
+    rows: PagedMap<InstanceId, Row>,
     total: u64,
 }
 
@@ -49,7 +52,7 @@ impl WorkLeft {
                 true
             }
             ModelEvent::RowWritten { instance, owner, version, .. } => {
-                let Some(Some(row)) = self.rows.get(instance.0 as usize) else {
+                let Some(row) = self.rows.get(instance) else {
                     // A row written for an instance never witnessed as started is not work
                     // this tracker can count (it judges what it saw start).
                     return false;
@@ -63,11 +66,7 @@ impl WorkLeft {
     }
 
     fn put(&mut self, instance: InstanceId, row: Row) {
-        let index = instance.0 as usize;
-        if self.rows.len() <= index {
-            self.rows.resize(index + 1, None);
-        }
-        if let Some(old) = self.rows[index].replace(row) {
+        if let Some(old) = self.rows.insert(instance, row) {
             self.total -= old.work();
         }
         self.total += row.work();
@@ -89,7 +88,7 @@ impl WorkLeft {
     }
 
     fn rows(&self) -> impl Iterator<Item = (InstanceId, &Row)> + '_ {
-        self.rows.iter().enumerate().filter_map(|(i, r)| r.as_ref().map(|r| (InstanceId(i as u32), r)))
+        self.rows.iter()
     }
 }
 

@@ -50,6 +50,9 @@ pub struct HeaderInfo {
     /// The longest one broker call takes, as the writer declares it
     /// (`broker_call_latency_max_ns`), if it does.
     pub broker_call_latency_ns: Option<u64>,
+    /// The longest one store request takes from its sender to the store's witness of it,
+    /// as the writer declares it (`store_call_latency_max_ns`), if it does.
+    pub store_call_latency_ns: Option<u64>,
 }
 
 /// Reads a header line: refuses another format or an unknown version.
@@ -87,6 +90,10 @@ pub fn header(fields: &Map<String, Value>) -> Result<HeaderInfo, String> {
         broker_call_latency_ns: match fields.get("broker_call_latency_max_ns") {
             None | Some(Value::Null) => None,
             Some(v) => Some(v.as_u64().ok_or("\"broker_call_latency_max_ns\" is not an unsigned integer (ns)")?),
+        },
+        store_call_latency_ns: match fields.get("store_call_latency_max_ns") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v.as_u64().ok_or("\"store_call_latency_max_ns\" is not an unsigned integer (ns)")?),
         },
     })
 }
@@ -311,6 +318,10 @@ mod tests {
             None
         );
         assert!(read(r#"{"history":"sutra-sim","version":1,"broker_call_latency_max_ns":-1}"#).is_err());
+        let store = read(r#"{"history":"sutra-sim","version":1,"store_call_latency_max_ns":500000000}"#);
+        assert_eq!(store.unwrap().store_call_latency_ns, Some(500_000_000));
+        assert_eq!(read(r#"{"history":"sutra-sim","version":1}"#).unwrap().store_call_latency_ns, None);
+        assert!(read(r#"{"history":"sutra-sim","version":1,"store_call_latency_max_ns":"1s"}"#).is_err());
     }
 
     #[test]

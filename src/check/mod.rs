@@ -51,8 +51,16 @@ pub const SCENARIO_READERS: [&str; 8] = [
 /// without otherwise, by a bound the scenario declares: refusal-contract adds each store
 /// latency spike witnessed (`fault-injected`) to a refused relay's requeue bound, and
 /// without that witness allows the scenario's longest spike on every reply
-/// (`refusal_contract::unwitnessed_spike`).
-pub const OPTIONAL_READS: [(&str, u8); 1] = [("refusal-contract", tag::FAULT_INJECTED)];
+/// (`refusal_contract::unwitnessed_spike`). owner-scope reads the ends of tasks (an admin
+/// request's handler ended, a process crashed or stopped) only to forget a task whose
+/// requests have all landed, where the header declares `store_call_latency_max_ns`; without
+/// them it keeps every task, as without that declaration.
+pub const OPTIONAL_READS: [(&str, u8); 4] = [
+    ("refusal-contract", tag::FAULT_INJECTED),
+    ("owner-scope", tag::ADMIN_REQUEST_ENDED),
+    ("owner-scope", tag::REPLICA_CRASHED),
+    ("owner-scope", tag::REPLICA_STOPPED),
+];
 
 /// At most this many events are kept to tell the story of a failure (the failing
 /// instance's and the environment's, the latest ones).
@@ -99,6 +107,9 @@ pub struct CheckReport {
     pub unable: Vec<Unable>,
     /// Why the end of the run was not judged (the history is cut), if it was not.
     pub cut: Option<String>,
+    /// What the reader of the verdict should know about how it was judged (a declaration
+    /// the header lacks, and what that costs).
+    pub notes: Vec<String>,
     /// The first file's header.
     pub header: HeaderInfo,
     /// The scenario the checkers read, if there was one.
@@ -259,6 +270,7 @@ fn judge(set: &CheckerSet, mut readers: Vec<LineReader>, given: Option<&Scenario
     let mut view = HistoryView::new(scenario.clone().unwrap_or_else(|| Scenario::built_in("smoke").expect("built in")))
         .with_unwitnessed(header_emits(&header).map_or(0, |emits| !emits))
         .with_broker_call_latency(std::time::Duration::from_nanos(header.broker_call_latency_ns.unwrap_or(0)))
+        .with_store_call_latency(header.store_call_latency_ns.map(std::time::Duration::from_nanos))
         .keeping_rows(!set.user_names().is_empty());
     let mut decoder = Decoder::new(&header.nodes);
     let mut merged = Merged::new(readers)?;
@@ -301,7 +313,7 @@ fn judge(set: &CheckerSet, mut readers: Vec<LineReader>, given: Option<&Scenario
             }
         }
     }
-    let judged = checkers
+    let judged: Vec<Judged> = checkers
         .iter()
         .zip(counts)
         .map(|(c, events)| Judged {
@@ -311,6 +323,7 @@ fn judge(set: &CheckerSet, mut readers: Vec<LineReader>, given: Option<&Scenario
             end_judged: cut.is_none() && c.kind() == CheckerKind::Eventually,
         })
         .collect();
+    let notes = notes_on(&header, &judged);
     Ok(CheckReport {
         verdict,
         failing_seq,
@@ -319,12 +332,25 @@ fn judge(set: &CheckerSet, mut readers: Vec<LineReader>, given: Option<&Scenario
         judged,
         unable,
         cut,
+        notes,
         header,
         scenario: scenario.map(|s| s.name),
         story: None,
         failing_instance,
         owner_names: decoder.owner_names,
     })
+}
+
+/// What the header leaves undeclared that changes how the checkers judging it work.
+fn notes_on(header: &HeaderInfo, judged: &[Judged]) -> Vec<String> {
+    let mut notes = Vec::new();
+    if header.store_call_latency_ns.is_none() && judged.iter().any(|j| j.name == "owner-scope") {
+        notes.push(
+            "the header declares no store_call_latency_max_ns: owner-scope kept every task the history showed, ended or not (its memory grows with the history; docs/history.md)"
+                .to_string(),
+        );
+    }
+    notes
 }
 
 /// The header's `emits` list (the witness kinds the writer records) as a tag mask.

@@ -28,6 +28,8 @@ pub struct HistoryView {
     unwitnessed: u64,
     /// The broker's call latency the writer declares (its header's `broker_call_latency_max_ns`).
     broker_call_latency: std::time::Duration,
+    /// The store's call latency the writer declares (its header's `store_call_latency_max_ns`).
+    store_call_latency: Option<std::time::Duration>,
     store: Rc<RefCell<StoreState>>,
     view: ModelView,
     /// Whether the store's rows are rebuilt (a user's checker may read them).
@@ -44,6 +46,7 @@ impl HistoryView {
             scenario,
             unwitnessed: 0,
             broker_call_latency: std::time::Duration::ZERO,
+            store_call_latency: None,
             store,
             view,
             keeps_rows: true,
@@ -73,12 +76,21 @@ impl HistoryView {
         self
     }
 
+    /// The same view, of a history whose writer declares its store's call latency (see
+    /// [`ModelView::with_store_call_latency`]).
+    pub fn with_store_call_latency(mut self, latency: Option<std::time::Duration>) -> HistoryView {
+        self.store_call_latency = latency;
+        self.view = self.model_view(self.scenario.faults.clone());
+        self
+    }
+
     /// A model view of the rows with this seed's `faults` and the header's declarations.
     fn model_view(&self, faults: sutra_sim_model::scenario::Faults) -> ModelView {
         ModelView::new(self.config(faults), self.store.clone())
             .sharing_ledger(&self.view)
             .with_unwitnessed(self.unwitnessed)
             .with_broker_call_latency(self.broker_call_latency)
+            .with_store_call_latency(self.store_call_latency)
     }
 
     fn config(&self, faults: sutra_sim_model::scenario::Faults) -> Rc<Config> {

@@ -62,6 +62,7 @@ fn json_of(r: &CheckReport) -> serde_json::Value {
         })).collect::<Vec<_>>(),
         "unable": r.unable.iter().map(|u| json!({"checker": u.name, "reason": u.reason})).collect::<Vec<_>>(),
         "cut": r.cut,
+        "notes": r.notes,
         "run_verdict": r.header.verdict,
         "owner_names": r.owner_names.iter().map(|(id, name)| (id.to_string(), json!(name))).collect::<serde_json::Map<_, _>>(),
         "story": r.story.as_ref().map(|s| s.lines.clone()),
@@ -87,6 +88,9 @@ fn text_of(r: &CheckReport) -> String {
     }
     if let Some(cut) = &r.cut {
         out.push_str(&format!("end of run not judged: {cut}\n"));
+    }
+    for note in &r.notes {
+        out.push_str(&format!("note: {note}\n"));
     }
     for (id, name) in &r.owner_names {
         out.push_str(&format!("owner {id} = {name:?}\n"));

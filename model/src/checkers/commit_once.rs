@@ -21,9 +21,11 @@
 //! record: the versions written as "1 to n" (a correct history writes them in order) with
 //! any written apart from that run listed beside it, and the epochs of its commits in a
 //! short list. About 60 bytes a finished instance of three steps, where a tree entry per
-//! version and per epoch took three times that.
+//! version and per epoch took three times that. Kept in a [`PagedMap`]: the records of
+//! finished instances are alike (three steps, epochs 1 to 3), and a page of them costs
+//! about a byte an instance.
 
-use crate::dense::DenseMap;
+use crate::paged::PagedMap;
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
@@ -36,11 +38,11 @@ use crate::view::ModelView;
 #[derive(Default)]
 pub struct CommitOnce {
     /// Each instance's accepted commits.
-    commits: DenseMap<InstanceId, Commits>,
+    commits: PagedMap<InstanceId, Commits>,
 }
 
 /// One instance's accepted commits.
-#[derive(Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 struct Commits {
     /// Versions 1 to `versions_upto` were all written by accepted commits.
     versions_upto: u64,

@@ -1,19 +1,20 @@
 //! linear-history (always; R8, R19): each instance's committed steps are 1, 2, 3… — no
-//! gap, no fork, nothing applied twice.
+//! gap, no fork, nothing applied twice. The last versions are kept for the whole history in
+//! a [`PagedMap`], where finished instances' records, alike, cost about a byte each.
 
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
-use crate::dense::DenseMap;
 use crate::event::ModelEvent;
 use crate::ids::InstanceId;
+use crate::paged::PagedMap;
 use crate::view::ModelView;
 
 /// The last committed version of each instance.
 #[derive(Default)]
 pub struct LinearHistory {
-    last: DenseMap<InstanceId, u64>,
+    last: PagedMap<InstanceId, u64>,
 }
 
 /// The registration.

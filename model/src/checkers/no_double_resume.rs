@@ -39,7 +39,10 @@
 //!   can then be written to the finished row without a commit after completion that
 //!   `commit-by-owner` and `commit-once` see.
 //! Grants after completion (duplicate triggers claiming the finished row) are kept again
-//! like any other. A history without `instance-completed` forgets nothing.
+//! like any other. A history without `instance-completed` forgets nothing. The current
+//! epoch's grant of a completed instance moves from the tree to a [`PagedMap`] slot (8
+//! bytes, against some 50 for a tree entry), and the rows to pages whose finished records,
+//! alike, cost about a byte an instance.
 //!
 //! A real bug that would still pass: a stale reader that never writes to the store but
 //! acts elsewhere on what it read (say, sends an external effect from a step whose commit
@@ -50,13 +53,13 @@ use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
-use crate::dense::DenseMap;
 use crate::event::ModelEvent;
 use crate::ids::{InstanceId, OwnerId};
+use crate::paged::PagedMap;
 use crate::view::ModelView;
 
 /// What the store's witnesses say about one instance's row.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Row {
     /// The row's epoch: that of its last grant (0: never granted).
     epoch: u64,
@@ -75,9 +78,14 @@ struct Row {
 /// The checker's state.
 #[derive(Default)]
 pub struct NoDoubleResume {
-    rows: DenseMap<InstanceId, Row>,
-    /// Every grant witnessed: (instance, epoch) → the owner it went to.
+    rows: PagedMap<InstanceId, Row>,
+    /// Every grant witnessed: (instance, epoch) → the owner it went to — but the grant of a
+    /// completed instance's current epoch, moved to `completed_grants`.
     grants: BTreeMap<(InstanceId, u64), OwnerId>,
+    /// The owner (its number) of the grant of epoch `forgotten_below` of a completed
+    /// instance: a tree entry cost some 50 bytes an instance for the whole history, a slot
+    /// of a [`PagedMap`] costs 8.
+    completed_grants: PagedMap<InstanceId, u64>,
     /// Tasks the executor witnessed aborted.
     aborted: crate::id_bits::IdBits,
 }
@@ -122,7 +130,7 @@ impl NoDoubleResume {
     /// Judges one act under the claim (`owner`, `epoch`) that the store saw applied.
     fn act(&mut self, instance: InstanceId, act: Act, owner: OwnerId, epoch: u64) -> Check {
         let forgotten = epoch != 0 && epoch < self.row(instance).forgotten_below;
-        if !forgotten && (epoch == 0 || self.grants.get(&(instance, epoch)) != Some(&owner)) {
+        if !forgotten && (epoch == 0 || self.granted(instance, epoch) != Some(owner)) {
             return Check::Fail(format!(
                 "{owner} {} instance {} under epoch {epoch}, which the store never granted it: acting without a claim (R1)",
                 act.text(),
@@ -151,8 +159,27 @@ impl NoDoubleResume {
 }
 
 impl NoDoubleResume {
+    /// The owner the store granted `epoch` of `instance` to, if it was witnessed.
+    fn granted(&self, instance: InstanceId, epoch: u64) -> Option<OwnerId> {
+        if let Some(&owner) = self.grants.get(&(instance, epoch)) {
+            return Some(owner);
+        }
+        let row = self.rows.get(instance)?;
+        (row.forgotten_below == epoch).then(|| self.completed_grants.get(instance).map(|&o| OwnerId(o)))?
+    }
+
+    /// Records the grant of `epoch` of `instance` to `owner`.
+    fn grant(&mut self, instance: InstanceId, epoch: u64, owner: OwnerId) {
+        self.grants.insert((instance, epoch), owner);
+        if self.rows.get(instance).is_some_and(|r| r.forgotten_below == epoch) {
+            // The same epoch granted again: the tree holds it now, as it would have.
+            self.completed_grants.remove(instance);
+        }
+    }
+
     /// The instance completed: drops its grants of epochs below the current one (see the
-    /// module comment for why no verdict needs them).
+    /// module comment for why no verdict needs them), and moves the current one's out of
+    /// the tree.
     fn forget_superseded_grants(&mut self, instance: InstanceId) {
         let current = self.row(instance).epoch;
         let superseded: Vec<(InstanceId, u64)> =
@@ -160,8 +187,17 @@ impl NoDoubleResume {
         for key in superseded {
             self.grants.remove(&key);
         }
-        let row = self.row(instance);
-        row.forgotten_below = row.forgotten_below.max(current);
+        let below = self.row(instance).forgotten_below;
+        if current < below {
+            return;
+        }
+        if let Some(owner) = self.grants.remove(&(instance, current)) {
+            self.completed_grants.insert(instance, owner.0);
+        } else if below < current {
+            // The grant of the old `forgotten_below` is superseded.
+            self.completed_grants.remove(instance);
+        }
+        self.row(instance).forgotten_below = current;
     }
 }
 
@@ -214,7 +250,7 @@ impl Checker<ModelEvent, ModelView> for NoDoubleResume {
                 row.epoch = *epoch;
                 row.owner = Some(*owner);
                 row.task = *task;
-                self.grants.insert((*instance, *epoch), *owner);
+                self.grant(*instance, *epoch, *owner);
             }
             ModelEvent::RowWritten { instance, owner, .. } => {
                 let row = self.row(*instance);

@@ -10,20 +10,23 @@
 //!
 //! A real bug that passes: a commit based on the right version but computed from stale
 //! step input that the store never sees (the model's steps carry no payload).
+//!
+//! The versions are kept for the whole history (a zombie's commit may come at any time) in
+//! a [`PagedMap`], where finished instances' last versions, alike, cost about a byte each.
 
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
-use crate::dense::DenseMap;
 use crate::event::ModelEvent;
 use crate::ids::InstanceId;
+use crate::paged::PagedMap;
 use crate::view::ModelView;
 
 /// The committed version of each instance, as the store's commits witnessed it.
 #[derive(Default)]
 pub struct NoStaleSnapshot {
-    versions: DenseMap<InstanceId, u64>,
+    versions: PagedMap<InstanceId, u64>,
 }
 
 /// The registration.

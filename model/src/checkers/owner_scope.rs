@@ -16,17 +16,29 @@
 //! is not a second place. Requests without a task witness are not judged. `Swept` names the owner it cleared, not
 //! its sender, and is not read.
 //!
+//! **What it forgets.** Where the history declares how long a store request takes at most
+//! (`store_call_latency_max_ns`, [`ModelView::store_call_latency`]), a task witnessed ended
+//! — aborted (`TaskAborted`), its admin request's handler ended (`AdminRequestEnded`), its
+//! process crashed or stopped (the process its claims name) — is forgotten once that long
+//! has passed: no request of it can land any more. The owner ids it was the sender of stay
+//! taken, as bits: any task that sends one later is flagged, as it would have been (only the
+//! message no longer names the forgotten task) — unless the task was aborted, whose owner id
+//! the lane's next worker takes over, as before. So a long history's memory follows the
+//! tasks alive, not every task it ever saw. Without the declaration (and in a simulation)
+//! nothing is forgotten.
+//!
 //! A real bug that would still pass: a lane that hands an execution to a spawned helper
 //! task only for steps that never send a store request from it (the helper does the step's
 //! external effect while the lane claims and commits) — no request shows the second task.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
 use crate::event::ModelEvent;
-use crate::ids::OwnerId;
+use crate::id_bits::IdBits;
+use crate::ids::{OwnerId, ProcessId};
 use crate::view::ModelView;
 
 /// The checker's state: who sent each owner id, and what each task sent.
@@ -37,10 +49,42 @@ pub struct OwnerScope {
     /// Task → the first owner id it sent.
     sent: BTreeMap<u64, OwnerId>,
     /// Tasks the executor witnessed aborted.
-    aborted: crate::id_bits::IdBits,
+    aborted: IdBits,
     /// Owner ids handed from an aborted task to the next, with the aborted task: its
     /// requests sent before the abort may land later.
-    retired: std::collections::BTreeSet<(OwnerId, u64)>,
+    retired: BTreeSet<(OwnerId, u64)>,
+    /// Only where the history declares its store's call latency: what is needed to forget
+    /// a task once none of its requests can land any more.
+    ends: Ends,
+}
+
+/// When tasks end, and what to forget when their last requests have landed.
+#[derive(Default)]
+struct Ends {
+    /// Task → the owner ids it became the sender of (some perhaps handed on since).
+    owned: BTreeMap<u64, Vec<OwnerId>>,
+    /// Process → its tasks not yet ended, as its claims name them.
+    tasks_of: BTreeMap<ProcessId, Vec<u64>>,
+    /// Tasks witnessed ended, in the order they ended, with the instant (ns) after which none
+    /// of their requests can land.
+    ending: VecDeque<(u64, u64)>,
+    /// Owner ids whose sender ended (not aborted) and whose requests have all landed: no
+    /// task may send them again.
+    gone: IdBits,
+    /// Whether the ends are followed at all (the history declares its store's latency).
+    tracking: bool,
+    /// The latest instant witnessed (ns): a task's end is dated from it, so that `ending`
+    /// stays in order whatever the clocks of the writers.
+    now_ns: u64,
+}
+
+impl Ends {
+    /// `task` became the sender of `owner`.
+    fn own(&mut self, task: u64, owner: OwnerId) {
+        if self.tracking {
+            self.owned.entry(task).or_default().push(owner);
+        }
+    }
 }
 
 /// The registration.
@@ -66,13 +110,22 @@ fn kind_text(o: OwnerId) -> &'static str {
 impl OwnerScope {
     fn sent_by(&mut self, owner: OwnerId, task: Option<u64>, what: &str) -> Check {
         let Some(task) = task else { return Check::Ok };
-        let mut first = *self.sender.entry(owner).or_insert(task);
+        if !self.sender.contains_key(&owner) && self.ends.gone.contains(owner.0) {
+            return Check::Fail(format!(
+                "owner {owner} sent a {what} from task {task}, but a task that ended, its requests all landed, sent it: one owner id in two places (R11)"
+            ));
+        }
+        let mut first = *self.sender.entry(owner).or_insert_with(|| {
+            self.ends.own(task, owner);
+            task
+        });
         if first != task && self.retired.contains(&(owner, task)) {
             // A late request of the aborted worker this owner id was handed away from.
             return Check::Ok;
         }
         if first != task && self.aborted.contains(first) {
             self.sender.insert(owner, task);
+            self.ends.own(task, owner);
             self.retired.insert((owner, first));
             first = task;
         }
@@ -91,6 +144,74 @@ impl OwnerScope {
         }
         Check::Ok
     }
+
+    /// `task` was witnessed ended: its requests may still land for the declared latency.
+    fn ended(&mut self, task: u64, latency_ns: u64) {
+        let due = self.ends.now_ns.saturating_add(latency_ns);
+        self.ends.ending.push_back((due, task));
+    }
+
+    /// Forgets every task whose requests have all landed by now.
+    fn forget_landed(&mut self) {
+        while let Some(&(due, task)) = self.ends.ending.front() {
+            if due >= self.ends.now_ns {
+                return;
+            }
+            self.ends.ending.pop_front();
+            self.forget(task);
+        }
+    }
+
+    /// Forgets `task`, which sends nothing any more: the owner ids it was the sender of are
+    /// gone for good — or free for the next task, if it was aborted (the lane's next worker
+    /// takes them over, as before).
+    fn forget(&mut self, task: u64) {
+        let aborted = self.aborted.remove(task);
+        for owner in self.ends.owned.remove(&task).unwrap_or_default() {
+            self.retired.remove(&(owner, task));
+            if self.sender.get(&owner) != Some(&task) {
+                continue;
+            }
+            self.sender.remove(&owner);
+            if !aborted {
+                self.ends.gone.insert(owner.0);
+            }
+        }
+        self.sent.remove(&task);
+    }
+
+    /// Notes the process a claim names for its task (a crash of it ends the task), and
+    /// drops the process's tasks forgotten since.
+    fn of_process(&mut self, process: Option<ProcessId>, task: Option<u64>) {
+        let (Some(process), Some(task)) = (process, task) else { return };
+        let (owned, sent) = (&self.ends.owned, &self.sent);
+        let tasks = self.ends.tasks_of.entry(process).or_default();
+        if !tasks.contains(&task) {
+            tasks.retain(|t| owned.contains_key(t) || sent.contains_key(t));
+            tasks.push(task);
+        }
+    }
+
+    /// Bookkeeping of the ends of tasks, where the history declares its store's latency.
+    fn note_ends(&mut self, event: &Event<ModelEvent>, latency_ns: u64) {
+        self.ends.tracking = true;
+        self.ends.now_ns = self.ends.now_ns.max(event.time.as_nanos());
+        match &event.kind {
+            ModelEvent::ClaimGranted { process, task, .. } | ModelEvent::ClaimRefused { process, task, .. } => {
+                self.of_process(*process, *task)
+            }
+            ModelEvent::TaskAborted { task, .. } | ModelEvent::AdminRequestEnded { task, .. } => {
+                self.ended(*task, latency_ns)
+            }
+            ModelEvent::ReplicaCrashed { process, .. } | ModelEvent::ReplicaStopped { process, .. } => {
+                for task in self.ends.tasks_of.remove(process).unwrap_or_default() {
+                    self.ended(task, latency_ns);
+                }
+            }
+            _ => {}
+        }
+        self.forget_landed();
+    }
 }
 
 impl Checker<ModelEvent, ModelView> for OwnerScope {
@@ -105,6 +226,11 @@ impl Checker<ModelEvent, ModelView> for OwnerScope {
             tag::RELEASED,
             tag::MIGRATION_COMMITTED,
             tag::TASK_ABORTED,
+            // The ends of tasks: read only to forget them (`check` does not ask a history
+            // to witness them).
+            tag::ADMIN_REQUEST_ENDED,
+            tag::REPLICA_CRASHED,
+            tag::REPLICA_STOPPED,
         ])
     }
 
@@ -116,7 +242,10 @@ impl Checker<ModelEvent, ModelView> for OwnerScope {
         CheckerKind::Always
     }
 
-    fn on_event(&mut self, event: &Event<ModelEvent>, _view: &ModelView) -> Check {
+    fn on_event(&mut self, event: &Event<ModelEvent>, view: &ModelView) -> Check {
+        if let Some(latency) = view.store_call_latency() {
+            self.note_ends(event, sutra_sim_core::time::duration_nanos(latency));
+        }
         match &event.kind {
             ModelEvent::TaskAborted { task, .. } => {
                 self.aborted.insert(*task);
@@ -139,7 +268,7 @@ impl Checker<ModelEvent, ModelView> for OwnerScope {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checkers::testing::{fails, feed};
+    use crate::checkers::testing::{fails, feed, feed_with};
     use crate::event::ModelEvent as E;
     use crate::ids::{ExecId, InstanceId, ProcessId, ResumePath};
 
@@ -221,5 +350,79 @@ mod tests {
             (7, read(OwnerId::lane(ProcessId(1), 1), 11)),
         ];
         assert_eq!(feed(&mut OwnerScope::default(), history), Check::Ok);
+    }
+
+    /// A view of a history that declares its store's call latency: 100 ms.
+    fn declaring() -> ModelView {
+        crate::checkers::testing::view().with_store_call_latency(Some(std::time::Duration::from_millis(100)))
+    }
+
+    fn granted(owner: OwnerId, process: u32, task: u64) -> E {
+        E::ClaimGranted {
+            instance: InstanceId(0),
+            exec: ExecId(0),
+            owner,
+            process: Some(ProcessId(process)),
+            path: ResumePath::Relay,
+            previous: None,
+            stale_age_ns: None,
+            epoch: 1,
+            task: Some(task),
+        }
+    }
+
+    fn crashed(process: u32) -> E {
+        E::ReplicaCrashed { replica: 0, process: ProcessId(process) }
+    }
+
+    #[test]
+    fn an_owner_id_of_a_task_forgotten_after_its_process_died_is_still_taken() {
+        let lane = OwnerId::lane(ProcessId(1), 0);
+        // p1's lane (task 10) dies; 200 ms later, past the declared 100 ms, task 20 sends its
+        // owner id: the task is forgotten, its owner id is not.
+        let history = vec![(1, granted(lane, 1, 10)), (2, crashed(1)), (300, read(lane, 20))];
+        let mut checker = OwnerScope::default();
+        assert!(fails(&feed_with(&mut checker, history.clone(), &declaring())));
+        assert!(checker.sent.is_empty() && checker.ends.owned.is_empty(), "task 10 forgotten");
+        // Within the declared latency the request is task 10's own, late: judged as before.
+        let late = vec![(1, granted(lane, 1, 10)), (2, crashed(1)), (50, read(lane, 10))];
+        assert_eq!(feed_with(&mut OwnerScope::default(), late, &declaring()), Check::Ok);
+        // Without the declaration nothing is forgotten and the verdict is the same.
+        assert!(fails(&feed(&mut OwnerScope::default(), history)));
+    }
+
+    #[test]
+    fn an_aborted_task_forgotten_hands_its_owner_id_on_as_before() {
+        let lane = OwnerId::lane(ProcessId(1), 0);
+        let aborted = E::TaskAborted { replica: 0, process: ProcessId(1), lane: 0, task: 10 };
+        let history = vec![(1, granted(lane, 1, 10)), (2, aborted), (300, read(lane, 11)), (301, read(lane, 11))];
+        let mut checker = OwnerScope::default();
+        assert_eq!(feed_with(&mut checker, history, &declaring()), Check::Ok);
+        assert_eq!(checker.sender.get(&lane), Some(&11));
+        assert!(checker.aborted.is_empty() && checker.retired.is_empty(), "task 10 forgotten");
+    }
+
+    #[test]
+    fn ended_migrations_are_forgotten_and_their_owner_ids_stay_taken() {
+        let mut history = Vec::new();
+        for op in 0..1_000u32 {
+            let task = 100 + u64::from(op);
+            history.push((u64::from(op) * 10, granted(OwnerId::migration(op), 1, task)));
+            let ended = E::AdminRequestEnded {
+                process: ProcessId(1),
+                task,
+                instance: InstanceId(0),
+                status: crate::event::AdminStatus::Migrated,
+                code: None,
+            };
+            history.push((u64::from(op) * 10 + 1, ended));
+        }
+        let mut checker = OwnerScope::default();
+        assert_eq!(feed_with(&mut checker, history.clone(), &declaring()), Check::Ok);
+        assert!(checker.sender.len() <= 20 && checker.sent.len() <= 20, "{} senders", checker.sender.len());
+        assert!(checker.ends.tasks_of.values().map(Vec::len).sum::<usize>() <= 20);
+        // A later task sending an old migration's owner id is flagged all the same.
+        history.push((20_000, read(OwnerId::migration(3), 9_999)));
+        assert!(fails(&feed_with(&mut OwnerScope::default(), history, &declaring())));
     }
 }

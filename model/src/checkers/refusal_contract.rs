@@ -41,7 +41,8 @@
 //! takebacks are kept until its redelivery answers them, in a tree, so that one never
 //! redelivered (the history ended first) costs its own entry and not a slot for every
 //! message after it. Per instance (the last settle and takeback times, the timer row's
-//! refusal count) and per refused execution, a few bytes each in dense tables.
+//! refusal count) in pages of fixed size ([`PagedMap`]: 8 bytes an instance for a time,
+//! about a byte for records alike), and per refused execution a slot of a dense table.
 //!
 //! A bug that would still pass: a refused relay requeued by the lane but *also* executed
 //! under a second claim attempt by a fresh execution id in the same task — the store sees a
@@ -58,6 +59,7 @@ use crate::dense::DenseMap;
 use crate::event::{millis_text, ModelEvent};
 use crate::id_bits::IdBits;
 use crate::ids::{ExecId, InstanceId, MessageId, ProcessId, ResumePath};
+use crate::paged::PagedMap;
 use crate::view::ModelView;
 
 /// A refused relay waiting for the broker's requeue.
@@ -108,11 +110,11 @@ pub struct RefusalContract {
     /// Refused relays not yet requeued, by the task that sent the refused claim.
     requeue_pending: BTreeMap<Option<u64>, PendingRequeue>,
     /// Last time the broker took a delivery of the instance back from its consumer (ns).
-    reclaimed_ns: DenseMap<InstanceId, u64>,
+    reclaimed_ns: PagedMap<InstanceId, u64>,
     /// First time the broker took a delivery of the instance back (ns).
-    first_reclaimed_ns: DenseMap<InstanceId, u64>,
+    first_reclaimed_ns: PagedMap<InstanceId, u64>,
     /// Last time the broker acked or requeued a delivery of the instance (ns).
-    settled_ns: DenseMap<InstanceId, u64>,
+    settled_ns: PagedMap<InstanceId, u64>,
     /// Per message: the earliest redelivery times (ns) of its outstanding requeues.
     requeued_until: BTreeMap<MessageId, Vec<u64>>,
     /// Per message: takebacks from a consumer not yet redelivered (no delay applies).
@@ -120,7 +122,7 @@ pub struct RefusalContract {
     /// Refused timer fires waiting for their deferral, by task: the instance.
     deferral_pending: BTreeMap<Option<u64>, InstanceId>,
     /// Refusal-deferrals applied to each instance's current timer row.
-    row_refusals: DenseMap<InstanceId, u32>,
+    row_refusals: PagedMap<InstanceId, u32>,
 }
 
 /// The registration.

@@ -22,9 +22,9 @@ use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
-use crate::dense::DenseMap;
 use crate::event::{millis_text, ModelEvent};
 use crate::ids::{InstanceId, OwnerId};
+use crate::paged::PagedMap;
 use crate::view::ModelView;
 
 /// One instance's claim as the witnesses left it.
@@ -35,10 +35,15 @@ struct Row {
     granted_ns: u64,
 }
 
-/// The checker's state: the rows it has seen.
+/// The checker's state: the rows it has seen, in two maps — the owners of finished
+/// instances are alike (nobody), their grant times are not, and a [`PagedMap`] keeps
+/// records alike in a byte an instance.
 #[derive(Default)]
 pub struct RefusalGrounds {
-    rows: DenseMap<InstanceId, Row>,
+    /// The row's owner; an instance without one was never started or written.
+    owners: PagedMap<InstanceId, Option<OwnerId>>,
+    /// Store time of the last grant (first or re-entrant), in ns; absent: 0.
+    granted_ns: PagedMap<InstanceId, u64>,
 }
 
 /// The registration.
@@ -71,17 +76,20 @@ impl Checker<ModelEvent, ModelView> for RefusalGrounds {
         let now = event.time.as_nanos();
         match &event.kind {
             ModelEvent::InstanceStarted { instance, .. } => {
-                self.rows.insert(*instance, Row::default());
+                self.owners.insert(*instance, None);
+                self.granted_ns.remove(*instance);
             }
             ModelEvent::ClaimGranted { instance, owner, .. } => {
-                self.rows.insert(*instance, Row { owner: Some(*owner), granted_ns: now });
+                self.owners.insert(*instance, Some(*owner));
+                self.granted_ns.insert(*instance, now);
             }
             ModelEvent::RowWritten { instance, owner, .. } => {
-                let row = self.rows.get_or_insert_with(*instance, Row::default);
-                row.owner = *owner;
+                self.owners.insert(*instance, *owner);
             }
             ModelEvent::ClaimRefused { instance, owner, exec, .. } => {
-                let Some(row) = self.rows.get(*instance).copied() else { return Check::Ok };
+                let Some(&owner_now) = self.owners.get(*instance) else { return Check::Ok };
+                let granted_ns = self.granted_ns.get(*instance).copied().unwrap_or(0);
+                let row = Row { owner: owner_now, granted_ns };
                 let timeout_ns = sutra_sim_core::time::duration_nanos(view.scenario().timeouts.claim_timeout);
                 return judge(*instance, exec.0, *owner, row, now, timeout_ns);
             }

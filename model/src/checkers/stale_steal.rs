@@ -16,23 +16,20 @@ use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
-use crate::dense::DenseMap;
 use crate::event::{millis_text, ModelEvent};
 use crate::ids::{InstanceId, OwnerId};
+use crate::paged::PagedMap;
 use crate::view::ModelView;
 
-/// One instance's claim as the witnesses left it.
-#[derive(Clone, Copy, Debug, Default)]
-struct Held {
-    owner: Option<OwnerId>,
-    /// Store time of the last grant (first or re-entrant), in ns.
-    granted_ns: Option<u64>,
-}
-
-/// The checker's state.
+/// The checker's state: each instance's claim as the witnesses left it, in two maps — the
+/// owners of finished instances are alike (nobody), their grant times are not, and a
+/// [`PagedMap`] keeps records alike in a byte an instance.
 #[derive(Default)]
 pub struct StaleSteal {
-    rows: DenseMap<InstanceId, Held>,
+    /// The row's owner.
+    owners: PagedMap<InstanceId, Option<OwnerId>>,
+    /// Store time of the last grant (first or re-entrant), in ns.
+    granted_ns: PagedMap<InstanceId, u64>,
 }
 
 /// The registration.
@@ -65,11 +62,11 @@ impl Checker<ModelEvent, ModelView> for StaleSteal {
         let now = event.time.as_nanos();
         match &event.kind {
             ModelEvent::ClaimGranted { instance, owner, previous, .. } => {
-                let held = self.rows.get_or_insert_with(*instance, Held::default);
-                let old = held.owner.or(*previous).filter(|o| o != owner);
+                let held = self.owners.get(*instance).copied().flatten();
+                let old = held.or(*previous).filter(|o| o != owner);
                 if let Some(old) = old {
                     let timeout_ns = sutra_sim_core::time::duration_nanos(view.scenario().timeouts.claim_timeout);
-                    let Some(granted_ns) = held.granted_ns.filter(|_| held.owner.is_some()) else {
+                    let Some(&granted_ns) = self.granted_ns.get(*instance).filter(|_| held.is_some()) else {
                         return Check::Fail(format!(
                             "instance {} granted to {owner} over {old}, whose claim the store never granted",
                             instance.0
@@ -85,15 +82,12 @@ impl Checker<ModelEvent, ModelView> for StaleSteal {
                         ));
                     }
                 }
-                held.owner = Some(*owner);
-                held.granted_ns = Some(now);
+                self.owners.insert(*instance, Some(*owner));
+                self.granted_ns.insert(*instance, now);
             }
             ModelEvent::RowWritten { instance, owner, .. } => {
-                let held = self.rows.get_or_insert_with(*instance, Held::default);
                 // Only grants give a row an owner; every other write clears it.
-                if held.owner != *owner {
-                    held.owner = *owner;
-                }
+                self.owners.insert(*instance, *owner);
             }
             _ => {}
         }

@@ -10,20 +10,23 @@
 //!
 //! A real bug that would still pass: a sweeper that never sweeps (a dead replica's claim
 //! stays forever) — a liveness failure, left to `eventual-completion`.
+//!
+//! The grant times are kept for the whole history (a sweep may name any instance) in a
+//! [`PagedMap`]: times differ instance by instance, so 8 bytes and a bit each.
 
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
-use crate::dense::DenseMap;
 use crate::event::{millis_text, ModelEvent};
 use crate::ids::InstanceId;
+use crate::paged::PagedMap;
 use crate::view::ModelView;
 
 /// The store time (ns) of the last grant witnessed per instance.
 #[derive(Default)]
 pub struct SweepByAge {
-    granted_ns: DenseMap<InstanceId, u64>,
+    granted_ns: PagedMap<InstanceId, u64>,
 }
 
 /// The registration.
