@@ -226,6 +226,38 @@ mod tests {
         })
     }
 
+    /// A writer that keeps what it is given and counts its flushes.
+    #[derive(Default)]
+    struct Counting {
+        bytes: Vec<u8>,
+        flushes: usize,
+    }
+
+    impl Write for Counting {
+        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+            self.bytes.extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            self.flushes += 1;
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_records_writer_writes_and_flushes_through_to_the_shared_one() {
+        // A layer that flushes after a record (or a user's own subscriber) must reach the
+        // file under the lock, not stop at the lock's guard.
+        let shared = SharedWriter(Arc::new(Mutex::new(Counting::default())));
+        let mut record = shared.make_writer();
+        record.write_all(b"step committed\n").expect("writes");
+        record.flush().expect("flushes");
+        drop(record);
+        let inner = shared.0.lock().expect("not poisoned");
+        assert_eq!((inner.bytes.as_slice(), inner.flushes), (&b"step committed\n"[..], 1));
+    }
+
     fn filter(text: &str) -> LogFilter {
         text.parse().expect("a valid filter")
     }
