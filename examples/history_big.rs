@@ -4,7 +4,7 @@
 //! previous run's — so the checkers judge every line and the whole file passes.
 //!
 //! Each run ends as a deployment's processes do: every replica process the run left alive is
-//! witnessed crashed at the run's end (without that, the file's processes would all live for
+//! witnessed crashed at the run's last witness (without that, the file's processes would all live for
 //! the whole history, 65,000 of them per 10 M events, which no real history has). The header
 //! declares the store's call latency as a deployment would (`store_call_latency_max_ns`:
 //! smoke's longest store latency with its longest spike), so `check` may forget a task once
@@ -184,17 +184,20 @@ fn main() {
             written += 1;
             moved.push(v);
         }
-        let end = next.time.max(offsets.time + outcome.sim_time.as_nanos());
+        // At the run's last witness: a crash later than that would tell the checkers the
+        // processes ran on, idle, past what the run showed (codes-acted-on would count that
+        // time against a client's retry).
+        let last_witness = next.time;
         for (process, replica) in left_alive(&moved) {
             let crash = serde_json::json!({
-                "seq": next.seq, "time_ns": end, "node": format!("replica-{replica}"), "kind": "replica-crashed",
+                "seq": next.seq, "time_ns": last_witness, "node": format!("replica-{replica}"), "kind": "replica-crashed",
                 "witness": "executor", "process": process, "replica": replica,
             });
             writeln!(file, "{}", in_writer_order(&crash)).unwrap();
             next.seq += 1;
             written += 1;
         }
-        next.time = end + 1_000_000_000;
+        next.time = last_witness.max(offsets.time + outcome.sim_time.as_nanos()) + 1_000_000_000;
         offsets = next;
     }
     let scrape = serde_json::json!({
