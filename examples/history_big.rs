@@ -120,20 +120,22 @@ fn owes_a_requeue_at_its_end(text: &str) -> bool {
     !owed.is_empty()
 }
 
-/// The replica processes a run's lines name (by the node that witnessed them), renumbered,
-/// less those it witnessed crashed: (process, replica).
-fn left_alive(lines: &[Value]) -> Vec<(u64, u64)> {
+/// The replica processes a run's lines name (by the node that witnessed them: `replica-2`,
+/// or `replica-2.1` for a process that replaced a paused one), renumbered, less those it
+/// witnessed crashed or stopped: (process, replica, node).
+fn left_alive(lines: &[Value]) -> Vec<(u64, u64, String)> {
     let mut alive = std::collections::BTreeMap::new();
     for v in lines {
         let (Some(process), Some(node)) = (v["process"].as_u64(), v["node"].as_str()) else { continue };
-        let Some(replica) = node.strip_prefix("replica-").and_then(|r| r.parse::<u64>().ok()) else { continue };
+        let Some(number) = node.strip_prefix("replica-") else { continue };
+        let Some(replica) = number.split('.').next().and_then(|r| r.parse::<u64>().ok()) else { continue };
         if v["kind"] == "replica-crashed" || v["kind"] == "replica-stopped" {
             alive.insert(process, None);
         } else {
-            alive.entry(process).or_insert(Some(replica));
+            alive.entry(process).or_insert(Some((replica, node.to_string())));
         }
     }
-    alive.into_iter().filter_map(|(p, r)| r.map(|r| (p, r))).collect()
+    alive.into_iter().filter_map(|(p, r)| r.map(|(r, node)| (p, r, node))).collect()
 }
 
 /// The header, declaring the store's call latency of `scenario`.
@@ -187,17 +189,19 @@ fn main() {
         // At the run's last witness: a crash later than that would tell the checkers the
         // processes ran on, idle, past what the run showed (codes-acted-on would count that
         // time against a client's retry).
-        let last_witness = next.time;
-        for (process, replica) in left_alive(&moved) {
+        let last_witness = moved.iter().filter_map(|v| v["time_ns"].as_u64()).max().unwrap_or(offsets.time);
+        for (process, replica, node) in left_alive(&moved) {
             let crash = serde_json::json!({
-                "seq": next.seq, "time_ns": last_witness, "node": format!("replica-{replica}"), "kind": "replica-crashed",
+                "seq": next.seq, "time_ns": last_witness, "node": node, "kind": "replica-crashed",
                 "witness": "executor", "process": process, "replica": replica,
             });
             writeln!(file, "{}", in_writer_order(&crash)).unwrap();
             next.seq += 1;
             written += 1;
         }
-        next.time = last_witness.max(offsets.time + outcome.sim_time.as_nanos()) + 1_000_000_000;
+        // The next run starts past every instant this one named (a lease's end, a timer's due
+        // time), not only past its witnesses.
+        next.time = next.time.max(offsets.time + outcome.sim_time.as_nanos()) + 1_000_000_000;
         offsets = next;
     }
     let scrape = serde_json::json!({
