@@ -440,6 +440,25 @@ mod tests {
     }
 
     #[test]
+    fn a_type_that_asks_whether_the_format_is_human_readable_folds_in_postcards_compact_form() {
+        // Addresses serialise as text for a human-readable format and as bytes for postcard:
+        // a field of such a type must fold as postcard encodes it.
+        let v4 = std::net::Ipv4Addr::new(10, 0, 0, 7);
+        same(&v4);
+        same(&std::net::SocketAddr::from((v4, 5432)));
+        same(&std::net::IpAddr::from(std::net::Ipv6Addr::LOCALHOST));
+    }
+
+    #[test]
+    fn a_fold_error_says_what_postcard_could_not_encode() {
+        assert_eq!(
+            FoldError::UnknownLength.to_string(),
+            "a sequence or map of unknown length (postcard cannot encode it)"
+        );
+        assert_eq!(FoldError::Refused.to_string(), "a Serialize or Display impl refused the value");
+    }
+
+    #[test]
     fn integers_of_every_width_and_varint_length_fold_as_postcard_encodes_them() {
         let mut edges = vec![0u64, 1, u64::MAX, u64::MAX - 1];
         for bits in 1..64 {
