@@ -38,11 +38,8 @@
 //!   granted to that owner, of a completed instance: a read changes nothing, and nothing
 //!   can then be written to the finished row without a commit after completion that
 //!   `commit-by-owner` and `commit-once` see.
-//! Grants after completion (duplicate triggers claiming the finished row, nearly one an
-//! instance in a long history of `smoke`) are judged in full, and each supersedes the
-//! current one as the completion did: the grant it supersedes is forgotten on the same
-//! terms (so a finished instance holds one grant, not one per duplicate trigger that
-//! claimed it). A history without `instance-completed` forgets nothing. The current
+//! Grants after completion (duplicate triggers claiming the finished row) are kept again
+//! like any other. A history without `instance-completed` forgets nothing. The current
 //! epoch's grant of a completed instance moves from the tree to a [`PagedMap`] slot (8
 //! bytes, against some 50 for a tree entry), and the rows to pages whose finished records,
 //! alike, cost about a byte an instance.
@@ -126,12 +123,6 @@ impl Act {
 }
 
 impl NoDoubleResume {
-    /// Grants held in the tree: what the checker's memory follows (rows and the grants of
-    /// completed instances are kept in pages, about a byte and 8 bytes an instance).
-    pub fn grants_held(&self) -> usize {
-        self.grants.len()
-    }
-
     fn row(&mut self, instance: InstanceId) -> &mut Row {
         self.rows.get_or_insert_with(instance, Row::default)
     }
@@ -259,13 +250,7 @@ impl Checker<ModelEvent, ModelView> for NoDoubleResume {
                 row.epoch = *epoch;
                 row.owner = Some(*owner);
                 row.task = *task;
-                let completed = row.forgotten_below > 0;
                 self.grant(*instance, *epoch, *owner);
-                if completed {
-                    // A finished row claimed again: the epoch it supersedes is forgotten
-                    // as those superseded at completion were.
-                    self.forget_superseded_grants(*instance);
-                }
             }
             ModelEvent::RowWritten { instance, owner, .. } => {
                 let row = self.row(*instance);
@@ -480,89 +465,5 @@ mod tests {
             (40_006, read(3, a, 3, 3, 10)),
         ];
         assert_eq!(feed(&mut NoDoubleResume::default(), history), Check::Ok);
-    }
-
-    /// Instances `0..n`, each run to completion and then claimed again and released by a
-    /// duplicate trigger.
-    fn finished_and_reclaimed(n: u32) -> Vec<(u64, E)> {
-        let a = OwnerId::lane(ProcessId(1), 0);
-        let b = OwnerId::lane(ProcessId(2), 0);
-        let on = |instance: u32, event: E| match event {
-            E::ClaimGranted { exec, owner, process, path, previous, stale_age_ns, epoch, task, .. } => {
-                let instance = InstanceId(instance);
-                E::ClaimGranted { instance, exec, owner, process, path, previous, stale_age_ns, epoch, task }
-            }
-            E::RowWritten { write, by, writer, owner, version, epoch, parked, .. } => {
-                E::RowWritten { instance: InstanceId(instance), write, by, writer, owner, version, epoch, parked }
-            }
-            E::CommitAccepted {
-                exec,
-                owner,
-                epoch,
-                owner_before,
-                current_epoch,
-                trigger,
-                based_on,
-                version_before,
-                version_after,
-                task,
-                ..
-            } => {
-                let instance = InstanceId(instance);
-                E::CommitAccepted {
-                    instance,
-                    exec,
-                    owner,
-                    epoch,
-                    owner_before,
-                    current_epoch,
-                    trigger,
-                    based_on,
-                    version_before,
-                    version_after,
-                    task,
-                }
-            }
-            E::InstanceCompleted { .. } => E::InstanceCompleted { instance: InstanceId(instance) },
-            other => other,
-        };
-        (0..n)
-            .flat_map(|i| {
-                let t = u64::from(i) * 100;
-                [
-                    (t, on(i, grant(1, a, None, 1, 10))),
-                    (t + 1, on(i, commit(1, a, 1, 1, 10))),
-                    (t + 1, on(i, written(None, 1, WriteKind::Commit))),
-                    (t + 1, on(i, E::InstanceCompleted { instance: I })),
-                    (t + 2, on(i, grant(2, b, None, 2, 20))),
-                    (t + 3, on(i, written(None, 2, WriteKind::Release))),
-                ]
-            })
-            .collect()
-    }
-
-    #[test]
-    fn books_stay_small_over_thousands_of_finished_instances_claimed_again() {
-        let mut checker = NoDoubleResume::default();
-        assert_eq!(feed(&mut checker, finished_and_reclaimed(5_000)), Check::Ok);
-        assert!(checker.grants_held() <= 4, "{} grants held", checker.grants_held());
-    }
-
-    #[test]
-    fn a_write_under_an_epoch_forgotten_after_completion_still_fails() {
-        let a = OwnerId::lane(ProcessId(1), 0);
-        let b = OwnerId::lane(ProcessId(2), 0);
-        let mut h = finished_and_reclaimed(5_000);
-        // Instance 1 is claimed a third time; the duplicate that held epoch 2 wakes up.
-        h.push((600_000, grant(3, a, None, 3, 11)));
-        h.push((600_001, read(2, b, 2, 3, 20)));
-        assert_eq!(feed(&mut NoDoubleResume::default(), h.clone()), Check::Ok, "a stale read is harmless");
-        h.push((600_002, commit(2, b, 2, 3, 20)));
-        assert!(fails(&feed(&mut NoDoubleResume::default(), h)), "its write under epoch 2 fires");
-        // The current epoch is judged in full: a read naming it by another owner fires.
-        let mut h = finished_and_reclaimed(5_000);
-        h.push((600_000, grant(3, a, None, 3, 11)));
-        h.push((600_001, read(4, b, 3, 3, 21)));
-        assert!(fails(&feed(&mut NoDoubleResume::default(), h)));
     }
 }
