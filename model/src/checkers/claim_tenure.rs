@@ -20,6 +20,13 @@
 //! fault options from the scenario (a history's `scenario_toml`) and nothing a writer
 //! computed.
 //!
+//! **What it forgets.** An instance's tenure is dropped at the write that ends it (the row
+//! left to another owner or to none): no record is kept for a row nobody holds, which
+//! reads exactly as a row never claimed (a grant starts a tenure, a write ends nothing).
+//! So a long history holds a tenure per row still owned — the live world's claims, and a
+//! claim left on a row by an owner that died holding it (it goes stale, but "stale" is
+//! judged by the store's clock at the next witness, so it is kept: a few per run).
+//!
 //! A real bug that would still pass: a hold kept alive just under the bound, again and
 //! again with a release between (each tenure is short); a starved instance is
 //! `eventual-completion`'s to see.
@@ -45,10 +52,18 @@ struct Tenure {
     renewed_ns: u64,
 }
 
-/// The checker's state: the tenure of every instance whose row shows an owner.
+/// The checker's state: the tenure of every instance whose row shows an owner (none kept
+/// for a row left to no one or to an owner not granted it).
 #[derive(Default)]
 pub struct ClaimTenure {
-    tenures: DenseMap<InstanceId, Option<Tenure>>,
+    tenures: DenseMap<InstanceId, Tenure>,
+}
+
+impl ClaimTenure {
+    /// Tenures held: what the checker's memory follows.
+    pub fn held(&self) -> usize {
+        self.tenures.len()
+    }
 }
 
 /// The registration.
@@ -82,21 +97,19 @@ impl Checker<ModelEvent, ModelView> for ClaimTenure {
         let timeout = duration_nanos(scenario.timeouts.claim_timeout);
         match &event.kind {
             ModelEvent::ClaimGranted { instance, owner, .. } => {
-                let slot = self.tenures.get_or_insert_with(*instance, || None);
-                match slot {
-                    Some(t) if t.owner == *owner && now.saturating_sub(t.renewed_ns) <= timeout => {
+                if let Some(t) = self.tenures.get_mut(*instance) {
+                    if t.owner == *owner && now.saturating_sub(t.renewed_ns) <= timeout {
                         t.renewed_ns = now;
                         let t = *t;
                         return judge(*instance, t, now, "renewed", scenario);
                     }
-                    _ => *slot = Some(Tenure { owner: *owner, since_ns: now, renewed_ns: now }),
                 }
+                self.tenures.insert(*instance, Tenure { owner: *owner, since_ns: now, renewed_ns: now });
             }
             ModelEvent::RowWritten { instance, owner, .. } => {
-                let slot = self.tenures.get_or_insert_with(*instance, || None);
-                if let Some(t) = *slot {
+                if let Some(&t) = self.tenures.get(*instance) {
                     if *owner != Some(t.owner) {
-                        *slot = None;
+                        self.tenures.remove(*instance);
                         if now.saturating_sub(t.renewed_ns) <= timeout {
                             return judge(*instance, t, now, "let go", scenario);
                         }
@@ -233,6 +246,56 @@ mod tests {
         let mut history = heartbeat(bound_ms() / 2);
         history.push((bound_ms() / 2 + 1, written(WriteKind::Commit, Some(A))));
         history.extend(heartbeat(bound_ms()).into_iter().skip(1).map(|(t, e)| (t + bound_ms() / 2 + 2, e)));
+        assert!(fails(&feed(&mut ClaimTenure::default(), history)));
+    }
+
+    /// Instances `0..n`, each granted to A at `i` s, renewed, then committed and released.
+    fn finished_instances(n: u32) -> Vec<(u64, E)> {
+        let at = |instance: u32, event: E| match event {
+            E::ClaimGranted { exec, owner, process, path, previous, stale_age_ns, epoch, task, .. } => {
+                E::ClaimGranted {
+                    instance: InstanceId(instance),
+                    exec,
+                    owner,
+                    process,
+                    path,
+                    previous,
+                    stale_age_ns,
+                    epoch,
+                    task,
+                }
+            }
+            E::RowWritten { write, by, writer, owner, version, epoch, parked, .. } => {
+                E::RowWritten { instance: InstanceId(instance), write, by, writer, owner, version, epoch, parked }
+            }
+            other => other,
+        };
+        (0..n)
+            .flat_map(|i| {
+                let t = u64::from(i) * 1_000;
+                [
+                    (t, at(i, grant(A))),
+                    (t + 10, at(i, grant(A))),
+                    (t + 20, at(i, written(WriteKind::Commit, Some(A)))),
+                    (t + 30, at(i, written(WriteKind::Release, None))),
+                ]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn books_stay_small_over_thousands_of_released_claims() {
+        let mut checker = ClaimTenure::default();
+        assert_eq!(feed(&mut checker, finished_instances(5_000)), Check::Ok);
+        assert_eq!(checker.held(), 0);
+    }
+
+    #[test]
+    fn a_forgotten_instance_granted_again_and_kept_past_the_bound_still_fails() {
+        // Instance 0 was released long ago and forgotten: a later claim held too long fails.
+        let mut history = finished_instances(5_000);
+        let start = 5_000 * 1_000;
+        history.extend(heartbeat(bound_ms() + 10_000).into_iter().map(|(t, e)| (start + t, e)));
         assert!(fails(&feed(&mut ClaimTenure::default(), history)));
     }
 }

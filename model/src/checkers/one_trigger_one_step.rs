@@ -12,6 +12,18 @@
 //! A runtime that resumes step N+1 from a duplicate of step N's relay names a relay issued
 //! for step N, and fails here even though the store accepted the write.
 //!
+//! **What it forgets.** A trigger that drove a commit is spent: any later commit naming it
+//! fails, whatever instance and step it names (so judging it needs no more than "spent").
+//! Its record — the relay's instance and step, the timer row — is dropped when it is
+//! spent, and only the fact stays, as a bit: message ids come from a counter, and a timer
+//! row is a bit in eight slots per instance (a row for a later step, a tree entry). So a
+//! long history holds records for the triggers issued and not yet spent (the live world's
+//! work), plus about a bit per trigger ever spent. A trigger issued and never spent (a
+//! relay whose instance completed by a timer row, say) is kept: a store that took a commit
+//! naming it later would pass here, and forgetting it would turn that into a failure.
+//! Verdicts are unchanged; only the message of a spent trigger named again no longer says
+//! which instance or step it was issued for.
+//!
 //! A bug that would still pass: a runtime that runs the right step but for the wrong
 //! *delivery* of the right relay (two deliveries of one message both executing, the second
 //! rejected by the claim) — that is no-double-resume's to judge, not this checker's.
@@ -21,22 +33,67 @@ use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
-use crate::dense::{DenseMap, DenseSet};
+use crate::dense::DenseMap;
 use crate::event::{ModelEvent, TriggerRef};
+use crate::id_bits::IdBits;
 use crate::ids::{InstanceId, MessageId};
 use crate::view::ModelView;
 
-/// Issued triggers and the ones already spent.
+/// Triggers issued and not yet spent, and the ones spent (as bits).
 #[derive(Default)]
 pub struct OneTriggerOneStep {
-    /// Message → (instance, step) it was published for.
+    /// Message → (instance, step) it was published for, until it drives a commit.
     relays: DenseMap<MessageId, (InstanceId, u32)>,
-    /// Timer rows written: (instance, step).
+    /// Timer rows written and not yet spent: (instance, step).
     timers: BTreeSet<(InstanceId, u32)>,
     /// Messages that drove a commit.
-    spent_relays: DenseSet<MessageId>,
-    /// Timer rows that drove a commit: (instance, expects).
-    spent_timers: BTreeSet<(InstanceId, u64)>,
+    spent_relays: IdBits,
+    /// Timer rows that drove a commit.
+    spent_timers: SpentTimers,
+}
+
+/// Timer rows that drove a commit, as (instance, expects): a bit each in
+/// [`TIMER_SLOTS`] slots per instance, a tree entry for a row of a later step.
+#[derive(Default)]
+struct SpentTimers {
+    slots: IdBits,
+    later: BTreeSet<(InstanceId, u64)>,
+}
+
+/// Slots per instance in [`SpentTimers::slots`]: rows expecting versions `0..TIMER_SLOTS`.
+const TIMER_SLOTS: u64 = 8;
+
+impl SpentTimers {
+    fn slot(instance: InstanceId, expects: u64) -> Option<u64> {
+        (expects < TIMER_SLOTS).then(|| u64::from(instance.0) * TIMER_SLOTS + expects)
+    }
+
+    fn contains(&self, instance: InstanceId, expects: u64) -> bool {
+        match Self::slot(instance, expects) {
+            Some(slot) => self.slots.contains(slot),
+            None => self.later.contains(&(instance, expects)),
+        }
+    }
+
+    fn insert(&mut self, instance: InstanceId, expects: u64) {
+        match Self::slot(instance, expects) {
+            Some(slot) => self.slots.insert(slot),
+            None => self.later.insert((instance, expects)),
+        };
+    }
+}
+
+impl OneTriggerOneStep {
+    /// Entries held in the checker's maps and trees (spent triggers, kept as bits, not
+    /// counted): what its memory follows.
+    pub fn held(&self) -> usize {
+        self.relays.len() + self.timers.len() + self.spent_timers.later.len()
+    }
+
+    /// Words of bits held for spent triggers.
+    pub fn spent_words(&self) -> usize {
+        self.spent_relays.words() + self.spent_timers.slots.words()
+    }
 }
 
 /// The registration.
@@ -68,71 +125,74 @@ impl Checker<ModelEvent, ModelView> for OneTriggerOneStep {
     fn on_event(&mut self, event: &Event<ModelEvent>, _view: &ModelView) -> Check {
         match &event.kind {
             ModelEvent::RelayPublished { instance, message, step } => {
-                self.relays.insert(*message, (*instance, *step));
+                // A spent id published again can only fail whatever names it: not kept.
+                if !self.spent_relays.contains(u64::from(message.0)) {
+                    self.relays.insert(*message, (*instance, *step));
+                }
             }
             ModelEvent::TimerScheduled { instance, step, .. } => {
-                self.timers.insert((*instance, *step));
+                if !self.spent_timers.contains(*instance, u64::from(*step).wrapping_sub(1)) {
+                    self.timers.insert((*instance, *step));
+                }
             }
             ModelEvent::CommitAccepted { instance, exec, trigger, based_on, .. } => {
                 let step = based_on + 1;
-                match *trigger {
-                    TriggerRef::Message(message) => {
-                        match self.relays.get(message) {
-                            None => {
-                                return Check::Fail(format!(
-                                    "execution {} committed step {step} of instance {} on relay m{}, which was never published",
-                                    exec.0, instance.0, message.0
-                                ))
-                            }
-                            Some(&(for_instance, _)) if for_instance != *instance => {
-                                return Check::Fail(format!(
-                                    "execution {} committed step {step} of instance {} on relay m{}, published for instance {} (R25)",
-                                    exec.0, instance.0, message.0, for_instance.0
-                                ))
-                            }
-                            Some(&(_, for_step)) if u64::from(for_step) != step => {
-                                return Check::Fail(format!(
-                                    "execution {} committed step {step} of instance {} on relay m{}, published for step {for_step}: a stale or duplicate trigger advanced another step (R25)",
-                                    exec.0, instance.0, message.0
-                                ))
-                            }
-                            Some(_) => {}
-                        }
-                        if !self.spent_relays.insert(message) {
-                            return Check::Fail(format!(
-                                "relay m{} drove a second commit (execution {}, step {step} of instance {}) (R25)",
-                                message.0, exec.0, instance.0
-                            ));
-                        }
-                    }
-                    TriggerRef::TimerRow { expects } => {
-                        if expects != *based_on {
-                            return Check::Fail(format!(
-                                "execution {} committed step {step} of instance {} on the timer row written for step {} (R25)",
-                                exec.0,
-                                instance.0,
-                                expects + 1
-                            ));
-                        }
-                        let written = u32::try_from(step).is_ok_and(|s| self.timers.contains(&(*instance, s)));
-                        if !written {
-                            return Check::Fail(format!(
-                                "execution {} committed step {step} of instance {} on a timer row never written for it (R25)",
-                                exec.0, instance.0
-                            ));
-                        }
-                        if !self.spent_timers.insert((*instance, expects)) {
-                            return Check::Fail(format!(
-                                "the timer row of instance {} for step {step} drove a second commit (execution {}) (R25)",
-                                instance.0, exec.0
-                            ));
-                        }
-                    }
+                let judged = match *trigger {
+                    TriggerRef::Message(message) => self.relay_drove(message, *instance, step),
+                    TriggerRef::TimerRow { expects } => self.timer_row_drove(expects, *instance, *based_on),
+                };
+                if let Err(what) = judged {
+                    return Check::Fail(format!(
+                        "execution {} committed step {step} of instance {} on {what} (R25)",
+                        exec.0, instance.0
+                    ));
                 }
             }
             _ => {}
         }
         Check::Ok
+    }
+}
+
+impl OneTriggerOneStep {
+    /// Judges relay `message` driving `step` of `instance`, and spends it.
+    fn relay_drove(&mut self, message: MessageId, instance: InstanceId, step: u64) -> Result<(), String> {
+        if self.spent_relays.contains(u64::from(message.0)) {
+            return Err(format!("relay m{}, which already drove a commit", message.0));
+        }
+        match self.relays.get(message) {
+            None => return Err(format!("relay m{}, which was never published", message.0)),
+            Some(&(for_instance, _)) if for_instance != instance => {
+                return Err(format!("relay m{}, published for instance {}", message.0, for_instance.0))
+            }
+            Some(&(_, for_step)) if u64::from(for_step) != step => {
+                return Err(format!(
+                    "relay m{}, published for step {for_step}: a stale or duplicate trigger advanced another step",
+                    message.0
+                ))
+            }
+            Some(_) => {}
+        }
+        self.relays.remove(message);
+        self.spent_relays.insert(u64::from(message.0));
+        Ok(())
+    }
+
+    /// Judges the timer row expecting `expects` driving the commit based on `based_on` of
+    /// `instance`, and spends it.
+    fn timer_row_drove(&mut self, expects: u64, instance: InstanceId, based_on: u64) -> Result<(), String> {
+        if expects != based_on {
+            return Err(format!("the timer row written for step {}", expects + 1));
+        }
+        if self.spent_timers.contains(instance, expects) {
+            return Err("a timer row that already drove a commit".to_string());
+        }
+        let row = u32::try_from(expects + 1).ok().map(|step| (instance, step));
+        if !row.is_some_and(|row| self.timers.remove(&row)) {
+            return Err("a timer row never written for it".to_string());
+        }
+        self.spent_timers.insert(instance, expects);
+        Ok(())
     }
 }
 
@@ -215,5 +275,60 @@ mod tests {
         assert!(fails(&feed(&mut OneTriggerOneStep::default(), h)));
         let never_written = vec![(2, commit(1, TriggerRef::TimerRow { expects: 1 }, 1))];
         assert!(fails(&feed(&mut OneTriggerOneStep::default(), never_written)));
+    }
+
+    /// Instance `i`'s life: its creation relay drives step 1, a timer row step 2.
+    fn finished_instance(i: u32) -> Vec<(u64, ModelEvent)> {
+        let instance = InstanceId(i);
+        let owner = OwnerId::lane(ProcessId(1), 0);
+        let commit = |trigger, based_on: u64| ModelEvent::CommitAccepted {
+            instance,
+            exec: ExecId(i),
+            owner,
+            epoch: 1,
+            owner_before: Some(owner),
+            current_epoch: 1,
+            trigger,
+            based_on,
+            version_before: based_on,
+            version_after: based_on + 1,
+            task: None,
+        };
+        vec![
+            (1, ModelEvent::RelayPublished { instance, message: MessageId(i), step: 1 }),
+            (2, commit(TriggerRef::Message(MessageId(i)), 0)),
+            (3, ModelEvent::TimerScheduled { instance, step: 2, due_ns: 9 }),
+            (4, commit(TriggerRef::TimerRow { expects: 1 }, 1)),
+        ]
+    }
+
+    fn many_finished(n: u32) -> Vec<(u64, ModelEvent)> {
+        (0..n).flat_map(finished_instance).collect()
+    }
+
+    #[test]
+    fn books_stay_small_over_thousands_of_finished_instances() {
+        let mut checker = OneTriggerOneStep::default();
+        assert_eq!(feed(&mut checker, many_finished(5_000)), Check::Ok);
+        assert!(checker.held() <= 16, "{} entries held", checker.held());
+        // Spent relays and timer rows stay, as about a bit each.
+        assert!(checker.spent_words() <= 5_000 / 64 + 5_000 * 8 / 64 + 4, "{} words", checker.spent_words());
+    }
+
+    #[test]
+    fn a_spent_trigger_forgotten_long_ago_still_fails_when_named_again() {
+        let late = finished_instance(3);
+        // A late duplicate of instance 3's creation relay, its timer row, and the relay
+        // republished (an id reused) then named again: each drove a commit long ago.
+        for extra in [
+            vec![late[1].clone()],
+            vec![late[3].clone()],
+            vec![late[0].clone(), late[1].clone()],
+            vec![late[2].clone(), late[3].clone()],
+        ] {
+            let mut h = many_finished(5_000);
+            h.extend(extra);
+            assert!(fails(&feed(&mut OneTriggerOneStep::default(), h)));
+        }
     }
 }
