@@ -29,6 +29,14 @@
 //! a release in flight. A gracefully stopped process is a live exit too: every claim it
 //! still held when it stopped ended then, and no crash or pause of it can follow.
 //!
+//! **What it forgets.** A grant leaves the books when its row moves on, and a task with its
+//! last grant. A process's running time and graceful stop are forgotten once it ended
+//! (crashed or stopped) and the store call latency the history declares has passed
+//! ([`ProcessEnds`]) — no grant naming it can land any more — and no grant of its is still
+//! on a row: only such a grant's sweep or takeover would ask about it. No verdict changes.
+//! Without the declaration (and in a simulation) it is kept, as before. So a long history's
+//! memory follows the processes alive and the claims on rows.
+//!
 //! A real bug that would still pass: a leak whose claim is re-taken by its own lane (the
 //! same owner's re-entrant grant supersedes it) before the sweeper looks.
 

@@ -42,7 +42,14 @@
 //! redelivered (the history ended first) costs its own entry and not a slot for every
 //! message after it. Per instance (the last settle and takeback times, the timer row's
 //! refusal count) in pages of fixed size ([`PagedMap`]: 8 bytes an instance for a time,
-//! about a byte for records alike), and per refused execution a slot of a dense table.
+//! about a byte for records alike). The executions the store refused are kept for the whole
+//! history too (R3 and R6 hold forever), as bits: executions are numbered from a counter.
+//! The running time of a process (its freezes and death) is forgotten once the process
+//! ended (crashed) and the store call latency the history declares has passed
+//! ([`ProcessEnds`]): no refusal naming it can land any more, so only a refused delivery
+//! of its that still waits for its requeue could ask — and while one does, the process is
+//! kept. No verdict changes: nothing forgotten is ever asked about. Without the
+//! declaration (and in a simulation) it is kept, as before.
 //!
 //! A bug that would still pass: a refused relay requeued by the lane but *also* executed
 //! under a second claim attempt by a fresh execution id in the same task — the store sees a
