@@ -29,6 +29,14 @@
 //! a release in flight. A gracefully stopped process is a live exit too: every claim it
 //! still held when it stopped ended then, and no crash or pause of it can follow.
 //!
+//! **What it forgets.** A grant leaves the books when its row moves on, and a task with its
+//! last grant. A process's running time and graceful stop are forgotten once it ended
+//! (crashed or stopped) and the store call latency the history declares has passed
+//! ([`ProcessEnds`]) — no grant naming it can land any more — and no grant of its is still
+//! on a row: only such a grant's sweep or takeover would ask about it. No verdict changes.
+//! Without the declaration (and in a simulation) it is kept, as before. So a long history's
+//! memory follows the processes alive and the claims on rows.
+//!
 //! A real bug that would still pass: a leak whose claim is re-taken by its own lane (the
 //! same owner's re-entrant grant supersedes it) before the sweeper looks.
 
@@ -38,6 +46,7 @@ use std::time::Duration;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
+use crate::checkers::process_ends::ProcessEnds;
 use crate::checkers::running_time::RunningTime;
 use crate::dense::DenseMap;
 use crate::event::ModelEvent;
@@ -66,6 +75,8 @@ pub struct LiveLeak {
     running: RunningTime,
     /// The instant each process stopped gracefully (ns).
     exited_ns: DenseMap<ProcessId, u64>,
+    /// Processes ended whose last requests have landed: forgotten once no grant names them.
+    ends: ProcessEnds,
 }
 
 /// The registration.
@@ -140,6 +151,19 @@ impl LiveLeak {
         ))
     }
 
+    /// Forgets the processes ended whose requests have all landed (no grant of theirs can
+    /// come any more) and whose grants have all left their rows: nothing can ask about them.
+    fn forget_settled_processes(&mut self) {
+        for process in self.ends.settled() {
+            if self.grants.values().any(|(_, grant)| grant.process == Some(process)) {
+                self.ends.offer_later(process);
+            } else {
+                self.running.forget(process);
+                self.exited_ns.remove(process);
+            }
+        }
+    }
+
     /// Forgets the grants of `instance` other than `keep` (a newer grant, a release, a
     /// commit or a sweep took the row).
     fn row_moved_on(&mut self, instance: InstanceId, keep: Option<u64>) {
@@ -189,6 +213,8 @@ impl Checker<ModelEvent, ModelView> for LiveLeak {
 
     fn on_event(&mut self, event: &Event<ModelEvent>, view: &ModelView) -> Check {
         let now = event.time.as_nanos();
+        self.ends.observe(&event.kind, now, view);
+        self.forget_settled_processes();
         match &event.kind {
             ModelEvent::ClaimGranted { instance, process, epoch, task, stale_age_ns, .. } => {
                 if stale_age_ns.is_some() {
@@ -234,7 +260,7 @@ impl Checker<ModelEvent, ModelView> for LiveLeak {
 mod tests {
     use super::*;
     use crate::checkers::testing::claims::{granted, owner, row};
-    use crate::checkers::testing::{fails, feed};
+    use crate::checkers::testing::{fails, feed, feed_with};
     use crate::event::WriteKind;
     use crate::ids::{ExecId, OwnerId, ResumePath};
 
@@ -467,5 +493,64 @@ mod tests {
         let history =
             vec![(0, granted(0, 1, 7)), (0, row(0, WriteKind::Claim, Some(owner()), 1)), (31_000, swept(0, 1))];
         assert_eq!(feed(&mut LiveLeak::default(), history), Check::Ok);
+    }
+
+    /// Process `p` (from 10) is granted instance `p`'s claim, releases it, and crashes.
+    fn a_life_ended(p: u32) -> Vec<(u64, ModelEvent)> {
+        let (at, process) = (u64::from(p) * 1_000, ProcessId(p + 10));
+        let owner = OwnerId::lane(process, 0);
+        let grant = ModelEvent::ClaimGranted {
+            instance: InstanceId(p),
+            exec: ExecId(p),
+            owner,
+            process: Some(process),
+            path: ResumePath::Relay,
+            previous: None,
+            stale_age_ns: None,
+            epoch: 1,
+            task: Some(u64::from(p) + 100),
+        };
+        vec![
+            (at, ModelEvent::ReplicaPaused { replica: 0, process, for_ns: 1_000_000 }),
+            (at + 1, ModelEvent::ReplicaResumed { replica: 0, process }),
+            (at + 2, grant),
+            (at + 2, row(p, WriteKind::Claim, Some(owner), 1)),
+            (at + 3, row(p, WriteKind::Release, None, 1)),
+            (at + 4, ModelEvent::ReplicaCrashed { replica: 0, process }),
+        ]
+    }
+
+    #[test]
+    fn thousands_of_dead_processes_are_forgotten_and_the_claims_they_left_are_still_judged() {
+        let view = crate::checkers::testing::view().with_store_call_latency(Some(Duration::from_millis(100)));
+        // Process 1 stops gracefully holding instance 0's claim: a live exit that left it.
+        let stopped = ModelEvent::ReplicaStopped { replica: 0, process: ProcessId(1) };
+        let mut history = vec![(0, granted(0, 1, 7)), (0, row(0, WriteKind::Claim, Some(owner()), 1)), (1, stopped)];
+        history.extend((1..5_000).flat_map(a_life_ended));
+        let mut checker = LiveLeak::default();
+        assert_eq!(feed_with(&mut checker, history.clone(), &view), Check::Ok);
+        assert!(checker.running.entries() <= 4, "{} processes on the books", checker.running.entries());
+        assert!(
+            checker.ends.len() <= 2 && checker.exited_ns.len() == 1,
+            "only process 1 is kept: its grant is on its row"
+        );
+        // Swept long after: still the leak of a process that stopped gracefully.
+        history.push((5_100_000, swept(0, 1)));
+        let verdict = feed_with(&mut LiveLeak::default(), history, &view);
+        assert!(matches!(&verdict, Check::Fail(m) if m.contains("stopped gracefully")), "{verdict:?}");
+        // Crashed instead, right after its execution ended: the sweeper's to clear, however
+        // long after (its clock stopped at the crash, and is kept while its grant is).
+        let mut history = leaked();
+        history.push((1_001, ModelEvent::ReplicaCrashed { replica: 0, process: ProcessId(1) }));
+        history.extend((2..5_000).flat_map(a_life_ended));
+        history.push((5_100_000, swept(0, 1)));
+        assert_eq!(feed_with(&mut LiveLeak::default(), history, &view), Check::Ok);
+    }
+
+    #[test]
+    fn without_a_declared_store_latency_no_dead_process_is_forgotten() {
+        let mut checker = LiveLeak::default();
+        assert_eq!(feed(&mut checker, (1..100).flat_map(a_life_ended).collect()), Check::Ok);
+        assert!(checker.running.entries() >= 99);
     }
 }

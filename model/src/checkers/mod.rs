@@ -31,6 +31,7 @@ pub mod one_trigger_one_step;
 pub mod owner_scope;
 pub mod parked_holds_no_claim;
 pub mod prefetch_window;
+pub mod process_ends;
 pub mod quiet_bounce_meter;
 pub mod refusal_contract;
 pub mod refusal_grounds;

@@ -42,7 +42,14 @@
 //! redelivered (the history ended first) costs its own entry and not a slot for every
 //! message after it. Per instance (the last settle and takeback times, the timer row's
 //! refusal count) in pages of fixed size ([`PagedMap`]: 8 bytes an instance for a time,
-//! about a byte for records alike), and per refused execution a slot of a dense table.
+//! about a byte for records alike). The executions the store refused are kept for the whole
+//! history too (R3 and R6 hold forever), as bits: executions are numbered from a counter.
+//! The running time of a process (its freezes and death) is forgotten once the process
+//! ended (crashed) and the store call latency the history declares has passed
+//! ([`ProcessEnds`]): no refusal naming it can land any more, so only a refused delivery
+//! of its that still waits for its requeue could ask — and while one does, the process is
+//! kept. No verdict changes: nothing forgotten is ever asked about. Without the
+//! declaration (and in a simulation) it is kept, as before.
 //!
 //! A bug that would still pass: a refused relay requeued by the lane but *also* executed
 //! under a second claim attempt by a fresh execution id in the same task — the store sees a
@@ -54,8 +61,8 @@ use std::time::Duration;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
+use crate::checkers::process_ends::ProcessEnds;
 use crate::checkers::running_time::RunningTime;
-use crate::dense::DenseMap;
 use crate::event::{millis_text, ModelEvent};
 use crate::id_bits::IdBits;
 use crate::ids::{ExecId, InstanceId, MessageId, ProcessId, ResumePath};
@@ -105,8 +112,12 @@ pub struct RefusalContract {
     /// was gone (a request on the wire outlives its sender), and only the lane's exit path
     /// can give the delivery back.
     aborted: IdBits,
-    /// Executions the store refused, with the path they were on.
-    refused: DenseMap<ExecId, ResumePath>,
+    /// Executions the store refused.
+    refused: IdBits,
+    /// Of those, the refused migrations (R6).
+    refused_migrations: IdBits,
+    /// Processes ended whose last requests have landed: their running time is forgotten.
+    ends: ProcessEnds,
     /// Refused relays not yet requeued, by the task that sent the refused claim.
     requeue_pending: BTreeMap<Option<u64>, PendingRequeue>,
     /// Last time the broker took a delivery of the instance back from its consumer (ns).
@@ -179,6 +190,8 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
     fn on_event(&mut self, event: &Event<ModelEvent>, view: &ModelView) -> Check {
         let now = event.time.as_nanos();
         self.running.observe(&event.kind, now);
+        self.ends.observe(&event.kind, now, view);
+        self.forget_settled_processes();
         let verdict = self.judge_deliveries(&event.kind, now, view);
         if verdict != Check::Ok {
             return verdict;
@@ -221,7 +234,8 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
                 task,
             } => {
                 // The refusal (if that is what the store answered) never reached the lane.
-                if self.refused.remove(*exec).is_some() {
+                self.refused_migrations.remove(u64::from(exec.0));
+                if self.refused.remove(u64::from(exec.0)) {
                     self.refused_deliveries.retain(|_, r| r.exec != *exec);
                     self.requeue_pending.retain(|t, p| !(t == task && p.instance == *instance));
                     if self.deferral_pending.get(task) == Some(instance) {
@@ -230,7 +244,7 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
                 }
             }
             ModelEvent::ClaimGranted { exec, instance, .. } | ModelEvent::ClaimRefused { exec, instance, .. }
-                if self.refused.contains_key(*exec) =>
+                if self.refused.contains(u64::from(exec.0)) =>
             {
                 return Check::Fail(format!(
                     "execution {} asked for the claim on instance {} again after the store refused it: it waited on a held claim (R3)",
@@ -238,7 +252,10 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
                 ));
             }
             ModelEvent::ClaimRefused { exec, instance, path, task, delivery, process, .. } => {
-                self.refused.insert(*exec, *path);
+                self.refused.insert(u64::from(exec.0));
+                if *path == ResumePath::Migration {
+                    self.refused_migrations.insert(u64::from(exec.0));
+                }
                 match path {
                     ResumePath::Relay | ResumePath::PullCompletion if delivery.is_some() => {
                         let d = delivery.unwrap_or_default();
@@ -360,7 +377,7 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
             other => {
                 // R6: a refused migration touches nothing afterwards.
                 if let Some(exec) = other.exec() {
-                    if self.refused.get(exec) == Some(&ResumePath::Migration) && touches_the_row(other) {
+                    if self.refused_migrations.contains(u64::from(exec.0)) && touches_the_row(other) {
                         return Check::Fail(format!(
                             "migration {} was refused and then {} instance {}: a 409 must have read and written nothing (R6)",
                             exec.0,
@@ -370,7 +387,7 @@ impl Checker<ModelEvent, ModelView> for RefusalContract {
                     }
                 }
                 if let ModelEvent::MigrationCommitted { exec, instance, .. } = other {
-                    if self.refused.get(*exec) == Some(&ResumePath::Migration) {
+                    if self.refused_migrations.contains(u64::from(exec.0)) {
                         return Check::Fail(format!(
                             "migration {} was refused and then committed on instance {} (R6)",
                             exec.0, instance.0
@@ -488,6 +505,19 @@ impl RefusalContract {
         ))
     }
 
+    /// Forgets the running time of the processes ended whose requests have all landed, unless
+    /// a refused delivery of theirs is still waiting for its requeue (its clock stopped at
+    /// the end: forgotten, it would run on).
+    fn forget_settled_processes(&mut self) {
+        for process in self.ends.settled() {
+            if self.refused_deliveries.values().any(|r| r.process == Some(process)) {
+                self.ends.offer_later(process);
+            } else {
+                self.running.forget(process);
+            }
+        }
+    }
+
     /// The first takeback of the instance's deliveries, if any (else never).
     fn first_reclaim(&self, instance: InstanceId) -> u64 {
         self.first_reclaimed_ns.get(instance).copied().unwrap_or(u64::MAX)
@@ -578,7 +608,7 @@ fn least_backoff(base: Duration, cap: Duration, attempt: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checkers::testing::{fails, feed};
+    use crate::checkers::testing::{fails, feed, feed_with};
     use crate::ids::{OwnerId, ProcessId};
 
     const TASK: Option<u64> = Some(7);
@@ -979,5 +1009,75 @@ mod tests {
             &mut RefusalContract::default(),
             vec![(1, refused(1, ResumePath::Migration)), (2, committed)]
         )));
+    }
+
+    /// The smoke view of a history that declares its store answers within 100 ms.
+    fn latency_declared() -> ModelView {
+        crate::checkers::testing::view().with_store_call_latency(Some(Duration::from_millis(100)))
+    }
+
+    /// Process `p` (from 10) frozen a while, refused a delivery its lane gives back, then
+    /// crashed: a second apart each.
+    fn a_life_ended(p: u32) -> Vec<(u64, ModelEvent)> {
+        let (at, process) = (u64::from(p) * 1_000, ProcessId(p + 10));
+        let refused = ModelEvent::ClaimRefused {
+            instance: InstanceId(p),
+            exec: ExecId(p + 10),
+            owner: OwnerId::lane(process, 0),
+            path: ResumePath::Relay,
+            holder: OwnerId::lane(ProcessId(2), 0),
+            task: Some(u64::from(p) + 100),
+            process: Some(process),
+            delivery: Some(p + 10),
+        };
+        vec![
+            (at, ModelEvent::ReplicaPaused { replica: 0, process, for_ns: 1_000_000 }),
+            (at + 1, ModelEvent::ReplicaResumed { replica: 0, process }),
+            (at + 2, refused),
+            (at + 3, requeued_delivery(p + 10)),
+            (at + 4, ModelEvent::ReplicaCrashed { replica: 0, process }),
+        ]
+    }
+
+    #[test]
+    fn the_running_time_of_thousands_of_dead_processes_is_forgotten_and_refusals_are_still_judged() {
+        let view = latency_declared();
+        let mut checker = RefusalContract::default();
+        // Process 1 is refused delivery 5 and crashes before giving it back: its clock stops,
+        // so it owes nothing yet — and must stay on the books while the delivery waits.
+        let mut history =
+            vec![(1, refused_delivery(1, 5)), (2, ModelEvent::ReplicaCrashed { replica: 0, process: ProcessId(1) })];
+        history.extend((1..5_000).flat_map(a_life_ended));
+        assert_eq!(feed_with(&mut checker, history, &view), Check::Ok);
+        assert!(checker.running.entries() <= 4, "{} processes on the books", checker.running.entries());
+        assert!(checker.ends.len() <= 2, "{} ended processes waiting", checker.ends.len());
+        assert!(checker.refused.words() < 100, "refused executions as bits");
+        // Its delivery acked rather than requeued, long after: still the R4 failure.
+        let acked = ModelEvent::RelayAcked { instance: InstanceId(0), message: MessageId(1), delivery: Some(5) };
+        let verdict = feed_with(&mut checker, vec![(6_000_000, acked)], &view);
+        assert!(matches!(&verdict, Check::Fail(m) if m.contains("acked")), "{verdict:?}");
+        // An execution refused long ago, whose process is forgotten, asking again: R3.
+        let mut checker = RefusalContract::default();
+        let mut history: Vec<_> = (1..3_000).flat_map(a_life_ended).collect();
+        let again = ModelEvent::ClaimGranted {
+            instance: InstanceId(1),
+            exec: ExecId(11),
+            owner: OwnerId::lane(ProcessId(11), 0),
+            process: Some(ProcessId(11)),
+            path: ResumePath::Relay,
+            previous: None,
+            stale_age_ns: None,
+            epoch: 2,
+            task: Some(101),
+        };
+        history.push((4_000_000, again));
+        assert!(fails(&feed_with(&mut checker, history, &view)));
+    }
+
+    #[test]
+    fn without_a_declared_store_latency_no_process_is_forgotten() {
+        let mut checker = RefusalContract::default();
+        assert_eq!(feed(&mut checker, (1..100).flat_map(a_life_ended).collect()), Check::Ok);
+        assert!(checker.running.entries() >= 99);
     }
 }
