@@ -81,6 +81,7 @@ struct Gone {
 
 impl ExitedStaysExited {
     /// Deaths remembered with their time.
+    #[cfg(test)]
     fn timed(&self) -> usize {
         self.recent.len()
     }
