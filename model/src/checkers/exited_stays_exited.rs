@@ -22,25 +22,50 @@
 //! the faults aimed at the process come from the process and the environment, not the wire,
 //! and get no such allowance.
 //!
+//! **What it forgets.** Every process dies in the end, so a long history would keep a
+//! record of every process it ever saw. A death's time only matters for one wire trip: past
+//! it, any act of the process is flagged whenever it comes. So a death is kept with its time
+//! and how only until one wire trip has passed since it (dated from the latest instant
+//! witnessed), then the process moves to a set of bits — gone for good, and which of them
+//! were stopped rather than crashed — and an act of it is flagged as before; only the
+//! message names the latest death forgotten instead of its own. A process witnessed gone
+//! again gets its record and its wire trip back, as before. Memory follows the deaths of
+//! the last wire trip, plus about a bit per process id.
+//!
 //! A real bug that would still pass: a node killed with no witness at all whose process
 //! had nothing left to do (it never acts again, so nothing contradicts the silence); a
 //! dead process that sends one more lease or sweep call within a wire trip of its death;
 //! and a dead process's acts the witnesses do not name it in (owners are opaque here: only
-//! lane, lease and sweep witnesses name the process).
+//! lane, lease and sweep witnesses name the process); in a history whose clock goes back
+//! more than a wire trip, a lease or sweep of a forgotten process dated within one trip of
+//! the latest death forgotten (its own death may have been earlier).
 
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
-use crate::dense::DenseMap;
 use crate::event::{millis_text, ModelEvent};
+use crate::id_bits::IdBits;
 use crate::ids::ProcessId;
 use crate::view::ModelView;
 
 /// The checker's state: the processes witnessed gone, how and when.
 #[derive(Default)]
 pub struct ExitedStaysExited {
-    gone: DenseMap<ProcessId, Gone>,
+    /// Deaths within one wire trip of the latest instant witnessed: how and when.
+    recent: BTreeMap<ProcessId, Gone>,
+    /// The recent deaths in the order witnessed, each with the latest instant witnessed at
+    /// its witness (ns): its record is forgotten one wire trip after that.
+    due: VecDeque<(u64, ProcessId)>,
+    /// Processes gone more than a wire trip ago.
+    gone: IdBits,
+    /// Of those, the ones witnessed stopped (the others crashed).
+    stopped: IdBits,
+    /// The latest death forgotten (ns).
+    forgotten_ns: u64,
+    /// The latest instant witnessed (ns).
+    now_ns: u64,
 }
 
 /// How and when a process was witnessed gone.
@@ -48,6 +73,56 @@ pub struct ExitedStaysExited {
 struct Gone {
     how: &'static str,
     at_ns: u64,
+    /// "at", or "at or before" for a death forgotten (dated at the latest one forgotten).
+    dated: &'static str,
+    /// The latest instant witnessed when it was witnessed (its place in `due`).
+    noted_ns: u64,
+}
+
+impl ExitedStaysExited {
+    /// Deaths remembered with their time.
+    #[cfg(test)]
+    fn timed(&self) -> usize {
+        self.recent.len()
+    }
+
+    /// `process` was witnessed gone, `how`, at `at_ns`.
+    fn died(&mut self, process: ProcessId, how: &'static str, at_ns: u64) {
+        self.recent.insert(process, Gone { how, at_ns, dated: "at", noted_ns: self.now_ns });
+        self.due.push_back((self.now_ns, process));
+    }
+
+    /// Moves the deaths older than one wire trip to the bits.
+    fn forget_past(&mut self, trip_ns: u64) {
+        while let Some(&(noted_ns, process)) = self.due.front() {
+            if noted_ns.saturating_add(trip_ns) >= self.now_ns {
+                return;
+            }
+            self.due.pop_front();
+            // A process witnessed gone again since has a later place in `due`.
+            let Some(gone) = self.recent.get(&process).filter(|g| g.noted_ns == noted_ns).copied() else { continue };
+            self.recent.remove(&process);
+            let id = u64::from(process.0);
+            self.gone.insert(id);
+            if gone.how == "stopped" {
+                self.stopped.insert(id);
+            } else {
+                self.stopped.remove(id);
+            }
+            self.forgotten_ns = self.forgotten_ns.max(gone.at_ns);
+        }
+    }
+
+    /// How and when `process` was witnessed gone, if it was: a forgotten death is dated at
+    /// the latest death forgotten, no earlier than its own.
+    fn gone(&self, process: ProcessId) -> Option<Gone> {
+        if let Some(gone) = self.recent.get(&process) {
+            return Some(*gone);
+        }
+        let id = u64::from(process.0);
+        let how = if self.stopped.contains(id) { "stopped" } else { "crashed" };
+        self.gone.contains(id).then_some(Gone { how, at_ns: self.forgotten_ns, dated: "at or before", noted_ns: 0 })
+    }
 }
 
 /// The registration.
@@ -91,13 +166,16 @@ impl Checker<ModelEvent, ModelView> for ExitedStaysExited {
 
     fn on_event(&mut self, event: &Event<ModelEvent>, view: &ModelView) -> Check {
         let now = event.time.as_nanos();
+        self.now_ns = self.now_ns.max(now);
+        let trip_ns = wire_trip_ns(view);
+        self.forget_past(trip_ns);
         let (process, on_the_wire) = match &event.kind {
             ModelEvent::ReplicaCrashed { process, .. } => {
-                self.gone.insert(*process, Gone { how: "crashed", at_ns: now });
+                self.died(*process, "crashed", now);
                 return Check::Ok;
             }
             ModelEvent::ReplicaStopped { process, .. } => {
-                self.gone.insert(*process, Gone { how: "stopped", at_ns: now });
+                self.died(*process, "stopped", now);
                 return Check::Ok;
             }
             ModelEvent::LeaseAcquired { process, .. } => (*process, true),
@@ -107,13 +185,13 @@ impl Checker<ModelEvent, ModelView> for ExitedStaysExited {
             | ModelEvent::TaskAborted { process, .. } => (*process, false),
             _ => return Check::Ok,
         };
-        let Some(&Gone { how, at_ns }) = self.gone.get(process) else { return Check::Ok };
-        if on_the_wire && now.saturating_sub(at_ns) <= wire_trip_ns(view) {
+        let Some(Gone { how, at_ns, dated, .. }) = self.gone(process) else { return Check::Ok };
+        if on_the_wire && now.saturating_sub(at_ns) <= trip_ns {
             return Check::Ok;
         }
         // The act is put into words only for a failure: this runs on every lane turn.
         Check::Fail(format!(
-            "p{} was witnessed {how} at {}, yet at {} {}: the environment killed one process and reported another",
+            "p{} was witnessed {how} {dated} {}, yet at {} {}: the environment killed one process and reported another",
             process.0,
             millis_text(at_ns),
             millis_text(now),
@@ -205,5 +283,29 @@ mod tests {
     fn stays_quiet_while_the_next_incarnation_and_other_processes_act() {
         let history = vec![(1, turn(1)), (2, crashed(1)), (3, turn(2)), (4, lease(3)), (5, stopped(3)), (6, turn(4))];
         assert!(!fails(&feed(&mut ExitedStaysExited::default(), history)));
+    }
+
+    #[test]
+    fn a_long_history_of_dead_processes_keeps_few_records_and_still_flags_an_old_one_acting() {
+        let mut history = Vec::new();
+        for p in 0..5_000u32 {
+            let at = u64::from(p) * 10;
+            history.push((at, turn(p)));
+            history.push((at + 1, if p % 2 == 0 { crashed(p) } else { stopped(p) }));
+        }
+        let mut checker = ExitedStaysExited::default();
+        assert!(!fails(&feed(&mut checker, history.clone())));
+        assert!(checker.timed() <= 60, "{} deaths remembered with their time", checker.timed());
+        // Long dead, still dead: a lane turn, a late lease, a fault aimed at it.
+        for late in [turn(7), lease(8), swept_by(9)] {
+            let mut again = history.clone();
+            again.push((60_000, late));
+            let Check::Fail(message) = feed(&mut ExitedStaysExited::default(), again) else { panic!("not flagged") };
+            assert!(message.contains("witnessed stopped") || message.contains("witnessed crashed"), "{message}");
+        }
+        // A process forgotten and witnessed gone again gets its wire trip from the new witness.
+        let mut again = history.clone();
+        again.extend([(60_000, crashed(3)), (60_100, lease(3))]);
+        assert!(!fails(&feed(&mut ExitedStaysExited::default(), again)));
     }
 }

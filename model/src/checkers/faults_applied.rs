@@ -16,8 +16,12 @@
 //!   than first deliveries (neither redelivered nor a duplicate).
 //!
 //! **What it keeps.** A duplicate may come at any time after its first delivery, so each
-//! message's two counts are kept for the whole history, in a dense table by message id
-//! (12 bytes a message). A task waiting out its lateness is dropped when it next acts.
+//! message's two counts are kept for the whole history — as bits where they are the usual
+//! ones (one first delivery and no copy, or one of each: a message id from a counter costs
+//! about a bit in each set), in a tree for the rare others. A task waiting out its lateness
+//! is dropped when it next acts, or once the latest instant witnessed is past its wait (a
+//! task whose process died never acts again): swept each time the waiting tasks doubled in
+//! number, so memory follows the tasks still waiting.
 //!
 //! A bug that would still pass: a jittered fire that waits, but on another task than the
 //! one the fault was reported into (the poller waits, the fire it already sent does not).
@@ -29,6 +33,7 @@ use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
 use crate::event::{millis_text, ModelEvent};
 use crate::faults::kind::FaultKind;
+use crate::id_bits::IdBits;
 use crate::ids::MessageId;
 use crate::view::ModelView;
 
@@ -37,8 +42,90 @@ use crate::view::ModelView;
 pub struct FaultsApplied {
     /// Task → (until when it must stay quiet, when the lateness was reported, the lateness).
     waiting: BTreeMap<u64, (u64, u64, u64)>,
+    /// Tasks waiting when `waiting` was last swept of the waits passed.
+    waiting_swept: usize,
     /// Message → (first deliveries, duplicate deliveries).
-    deliveries: crate::dense::DenseMap<MessageId, (u32, u32)>,
+    deliveries: Deliveries,
+    /// The latest instant witnessed (ns).
+    now_ns: u64,
+}
+
+/// Message → (first deliveries, duplicate deliveries), (0, 0) where absent.
+#[derive(Default)]
+struct Deliveries {
+    /// Messages at (1, 0): delivered once, not copied.
+    once: IdBits,
+    /// Messages at (1, 1): delivered once, copied once.
+    copied: IdBits,
+    /// Messages at any other counts but (0, 0).
+    other: BTreeMap<MessageId, (u32, u32)>,
+}
+
+impl Deliveries {
+    fn get(&self, message: MessageId) -> (u32, u32) {
+        let id = u64::from(message.0);
+        if self.once.contains(id) {
+            (1, 0)
+        } else if self.copied.contains(id) {
+            (1, 1)
+        } else {
+            self.other.get(&message).copied().unwrap_or_default()
+        }
+    }
+
+    fn set(&mut self, message: MessageId, old: (u32, u32), new: (u32, u32)) {
+        let id = u64::from(message.0);
+        match old {
+            (1, 0) => drop(self.once.remove(id)),
+            (1, 1) => drop(self.copied.remove(id)),
+            _ => drop(self.other.remove(&message)),
+        }
+        match new {
+            (0, 0) => {}
+            (1, 0) => drop(self.once.insert(id)),
+            (1, 1) => drop(self.copied.insert(id)),
+            _ => drop(self.other.insert(message, new)),
+        }
+    }
+}
+
+impl FaultsApplied {
+    /// Records kept (entries, not bytes; the bits not counted).
+    #[cfg(test)]
+    fn kept(&self) -> usize {
+        self.waiting.len() + self.deliveries.other.len()
+    }
+
+    /// Judges a delivery of `message`: a duplicate needs a first delivery not yet copied.
+    fn delivered(&mut self, message: MessageId, redelivery: bool, duplicate: bool, now: u64) -> Check {
+        let old = self.deliveries.get(message);
+        let (mut first, mut copies) = old;
+        if duplicate {
+            copies += 1;
+        } else if !redelivery {
+            first += 1;
+        }
+        self.deliveries.set(message, old, (first, copies));
+        if duplicate && copies > first {
+            return Check::Fail(format!(
+                "the broker delivered duplicate #{copies} of m{} at {}, but the message had {first} first deliveries: the duplicate-delivery fault copies a first delivery, once",
+                message.0,
+                millis_text(now)
+            ));
+        }
+        Check::Ok
+    }
+
+    /// `task` must stay quiet until `until`; the tasks whose wait has passed are swept out
+    /// each time the waiting doubled in number.
+    fn wait(&mut self, task: u64, entry: (u64, u64, u64)) {
+        self.waiting.insert(task, entry);
+        if self.waiting.len() >= 2 * self.waiting_swept.max(16) {
+            let now = self.now_ns;
+            self.waiting.retain(|_, &mut (until, _, _)| until > now);
+            self.waiting_swept = self.waiting.len();
+        }
+    }
 }
 
 /// The registration.
@@ -102,21 +189,9 @@ impl Checker<ModelEvent, ModelView> for FaultsApplied {
 
     fn on_event(&mut self, event: &Event<ModelEvent>, _view: &ModelView) -> Check {
         let now = event.time.as_nanos();
+        self.now_ns = self.now_ns.max(now);
         if let ModelEvent::RelayDelivered { message, redelivery, duplicate, .. } = &event.kind {
-            let (first, copies) = self.deliveries.get_or_insert_with(*message, Default::default);
-            if *duplicate {
-                *copies += 1;
-                if *copies > *first {
-                    return Check::Fail(format!(
-                        "the broker delivered duplicate #{copies} of m{} at {}, but the message had {first} first deliveries: the duplicate-delivery fault copies a first delivery, once",
-                        message.0,
-                        millis_text(now)
-                    ));
-                }
-            } else if !*redelivery {
-                *first += 1;
-            }
-            return Check::Ok;
+            return self.delivered(*message, *redelivery, *duplicate, now);
         }
         if !self.waiting.is_empty() {
             if let Some(task) = acting_task(&event.kind) {
@@ -137,7 +212,7 @@ impl Checker<ModelEvent, ModelView> for FaultsApplied {
         if let ModelEvent::FaultInjected { fault: FaultKind::TimerJitter, detail_ns, task: Some(task), .. } = event.kind
         {
             if detail_ns > 0 {
-                self.waiting.insert(task, (now.saturating_add(detail_ns), now, detail_ns));
+                self.wait(task, (now.saturating_add(detail_ns), now, detail_ns));
             }
         }
         Check::Ok
@@ -221,5 +296,35 @@ mod tests {
         assert!(fails(&feed(&mut FaultsApplied::default(), copies)));
         let never_first = vec![(1, delivered(2, true, true))];
         assert!(fails(&feed(&mut FaultsApplied::default(), never_first)));
+    }
+
+    #[test]
+    fn a_long_history_keeps_few_records_and_still_flags_a_late_copy_of_an_old_message() {
+        let mut history = Vec::new();
+        for m in 0..5_000u32 {
+            let at = u64::from(m) * 10;
+            history.push((at, delivered(m, false, false)));
+            if m % 3 == 0 {
+                history.push((at + 1, delivered(m, true, true)));
+            }
+            history.push((at + 2, delivered(m, true, false)));
+            // A late fire into a task that never acts again (its process died).
+            history.push((at + 3, jitter(100_000 + u64::from(m), 5)));
+        }
+        let mut checker = FaultsApplied::default();
+        assert!(!fails(&feed(&mut checker, history.clone())));
+        assert!(checker.kept() <= 64, "{} records kept", checker.kept());
+        // A message whose one copy was delivered long ago gets no second one; one with none
+        // still may get one.
+        let mut copy_of_copy = history.clone();
+        copy_of_copy.push((90_000, delivered(3, true, true)));
+        assert!(fails(&feed(&mut FaultsApplied::default(), copy_of_copy)));
+        let mut first_copy = history.clone();
+        first_copy.push((90_000, delivered(4, true, true)));
+        assert!(!fails(&feed(&mut FaultsApplied::default(), first_copy)));
+        // A task still waiting out its lateness is flagged however many others were dropped.
+        let mut early = history;
+        early.extend([(90_000, jitter(7, 2_000)), (90_001, submitted(7))]);
+        assert!(fails(&feed(&mut FaultsApplied::default(), early)));
     }
 }

@@ -24,8 +24,9 @@
 //! taken, as bits: any task that sends one later is flagged, as it would have been (only the
 //! message no longer names the forgotten task) — unless the task was aborted, whose owner id
 //! the lane's next worker takes over, as before. So a long history's memory follows the
-//! tasks alive, not every task it ever saw. Without the declaration (and in a simulation)
-//! nothing is forgotten.
+//! tasks alive, not every task it ever saw, plus about a bit per owner id ended (turned so
+//! that a process's lane owner ids do not each take a word: [`OwnerBits`]). Without the
+//! declaration (and in a simulation) nothing is forgotten.
 //!
 //! A real bug that would still pass: a lane that hands an execution to a spawned helper
 //! task only for steps that never send a store request from it (the helper does the step's
@@ -70,7 +71,7 @@ struct Ends {
     ending: VecDeque<(u64, u64)>,
     /// Owner ids whose sender ended (not aborted) and whose requests have all landed: no
     /// task may send them again.
-    gone: IdBits,
+    gone: OwnerBits,
     /// Whether the ends are followed at all (the history declares its store's latency).
     tracking: bool,
     /// The latest instant witnessed (ns): a task's end is dated from it, so that `ending`
@@ -84,6 +85,55 @@ impl Ends {
         if self.tracking {
             self.owned.entry(task).or_default().push(owner);
         }
+    }
+}
+
+/// A set of owner ids as bits. A simulation's lane owner id holds its process above its
+/// lane ([`OwnerId::lane`]), so as a plain number each process's owner ids would take a
+/// word of their own; turned (the lane on top), one lane's owner ids of processes numbered
+/// from a counter sit side by side, about a bit each. Owner ids with a marker or a string's
+/// number (anything above the 48 bits a process and a lane take) are kept as they are.
+#[derive(Default)]
+struct OwnerBits {
+    /// Process-and-lane owner ids, turned.
+    turned: IdBits,
+    /// All others, as they are.
+    plain: IdBits,
+}
+
+impl OwnerBits {
+    /// The bits of a process and a lane.
+    const TURNED_BITS: u32 = 48;
+    /// The lane's bits, at the bottom of the owner id.
+    const LANE_BITS: u32 = 16;
+
+    fn insert(&mut self, owner: OwnerId) {
+        match Self::turned(owner) {
+            Some(key) => self.turned.insert(key),
+            None => self.plain.insert(owner.0),
+        };
+    }
+
+    fn contains(&self, owner: OwnerId) -> bool {
+        match Self::turned(owner) {
+            Some(key) => self.turned.contains(key),
+            None => self.plain.contains(owner.0),
+        }
+    }
+
+    /// The turned key of a process-and-lane owner id (a one-to-one map on them).
+    fn turned(owner: OwnerId) -> Option<u64> {
+        (owner.0 >> Self::TURNED_BITS == 0).then(|| owner.0.rotate_right(Self::LANE_BITS))
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.turned.len() + self.plain.len()
+    }
+
+    #[cfg(test)]
+    fn words(&self) -> usize {
+        self.turned.words() + self.plain.words()
     }
 }
 
@@ -110,7 +160,7 @@ fn kind_text(o: OwnerId) -> &'static str {
 impl OwnerScope {
     fn sent_by(&mut self, owner: OwnerId, task: Option<u64>, what: &str) -> Check {
         let Some(task) = task else { return Check::Ok };
-        if !self.sender.contains_key(&owner) && self.ends.gone.contains(owner.0) {
+        if !self.sender.contains_key(&owner) && self.ends.gone.contains(owner) {
             return Check::Fail(format!(
                 "owner {owner} sent a {what} from task {task}, but a task that ended, its requests all landed, sent it: one owner id in two places (R11)"
             ));
@@ -174,7 +224,7 @@ impl OwnerScope {
             }
             self.sender.remove(&owner);
             if !aborted {
-                self.ends.gone.insert(owner.0);
+                self.ends.gone.insert(owner);
             }
         }
         self.sent.remove(&task);
@@ -423,6 +473,27 @@ mod tests {
         assert!(checker.ends.tasks_of.values().map(Vec::len).sum::<usize>() <= 20);
         // A later task sending an old migration's owner id is flagged all the same.
         history.push((20_000, read(OwnerId::migration(3), 9_999)));
+        assert!(fails(&feed_with(&mut OwnerScope::default(), history, &declaring())));
+    }
+
+    #[test]
+    fn owner_ids_of_thousands_of_dead_processes_cost_about_a_bit_each_and_stay_taken() {
+        let mut history = Vec::new();
+        for p in 0..4_000u32 {
+            let at = u64::from(p) * 10;
+            for lane in 0..2u16 {
+                let task = (u64::from(p) << 32) | u64::from(lane);
+                history.push((at, granted(OwnerId::lane(ProcessId(p), lane), p, task)));
+            }
+            history.push((at + 1, crashed(p)));
+        }
+        let mut checker = OwnerScope::default();
+        assert_eq!(feed_with(&mut checker, history.clone(), &declaring()), Check::Ok);
+        assert!(checker.ends.gone.len() >= 7_950, "{} owner ids gone", checker.ends.gone.len());
+        assert!(checker.ends.gone.words() <= 2 * (4_000 / 64) + 4, "{} words", checker.ends.gone.words());
+        assert!(checker.sender.len() <= 40 && checker.ends.tasks_of.len() <= 20);
+        // Another task sending a dead process's owner id is flagged all the same.
+        history.push((50_000, read(OwnerId::lane(ProcessId(17), 1), 9)));
         assert!(fails(&feed_with(&mut OwnerScope::default(), history, &declaring())));
     }
 }
