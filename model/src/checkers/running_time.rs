@@ -66,6 +66,18 @@ impl RunningTime {
     pub fn crashed(&self, process: ProcessId) -> bool {
         self.crashed_ns.contains_key(process)
     }
+
+    /// Drops what is known of `process`, for a caller that will never ask about it again:
+    /// it then reads as a process that ran throughout.
+    pub fn forget(&mut self, process: ProcessId) {
+        self.crashed_ns.remove(process);
+        self.frozen.remove(process);
+    }
+
+    /// Records held: a death or a list of freezes, per process that has one.
+    pub fn records_held(&self) -> usize {
+        self.crashed_ns.len() + self.frozen.len()
+    }
 }
 
 #[cfg(test)]
