@@ -207,9 +207,14 @@ mod tests {
     }
 
     fn commit(exec: u32, trigger: TriggerRef, based_on: u64) -> ModelEvent {
+        commit_of(InstanceId(0), exec, trigger, based_on)
+    }
+
+    /// An accepted commit of `instance` by execution `exec`, on `trigger`, from version `based_on`.
+    fn commit_of(instance: InstanceId, exec: u32, trigger: TriggerRef, based_on: u64) -> ModelEvent {
         let owner = OwnerId::lane(ProcessId(1), 0);
         ModelEvent::CommitAccepted {
-            instance: InstanceId(0),
+            instance,
             exec: ExecId(exec),
             owner,
             epoch: 1,
@@ -280,20 +285,7 @@ mod tests {
     /// Instance `i`'s life: its creation relay drives step 1, a timer row step 2.
     fn finished_instance(i: u32) -> Vec<(u64, ModelEvent)> {
         let instance = InstanceId(i);
-        let owner = OwnerId::lane(ProcessId(1), 0);
-        let commit = |trigger, based_on: u64| ModelEvent::CommitAccepted {
-            instance,
-            exec: ExecId(i),
-            owner,
-            epoch: 1,
-            owner_before: Some(owner),
-            current_epoch: 1,
-            trigger,
-            based_on,
-            version_before: based_on,
-            version_after: based_on + 1,
-            task: None,
-        };
+        let commit = |trigger, based_on: u64| commit_of(instance, i, trigger, based_on);
         vec![
             (1, ModelEvent::RelayPublished { instance, message: MessageId(i), step: 1 }),
             (2, commit(TriggerRef::Message(MessageId(i)), 0)),

@@ -378,6 +378,17 @@ mod tests {
         crate::checkers::testing::view().with_store_call_latency(Some(std::time::Duration::from_millis(100)))
     }
 
+    /// The end of `task`'s admin request on `process`: instance 2 migrated.
+    fn migrated(process: ProcessId, task: u64) -> ModelEvent {
+        ModelEvent::AdminRequestEnded {
+            process,
+            task,
+            instance: InstanceId(2),
+            status: crate::event::AdminStatus::Migrated,
+            code: None,
+        }
+    }
+
     /// `runs` processes, one a second, each with a lane task and a migration task that rebind
     /// an instance; the migration's request ends, then the process crashes.
     fn many_processes(runs: u32) -> Vec<(u64, ModelEvent)> {
@@ -387,13 +398,7 @@ mod tests {
                 (ProcessId(run + 10), u64::from(run) * 1_000, u64::from(run) << 33, (u64::from(run) << 33) + 1);
             history.push((t + 1, submitted_by(process, lane)));
             history.push((t + 2, submitted_by(process, migration)));
-            let end = ModelEvent::AdminRequestEnded {
-                process,
-                task: migration,
-                instance: InstanceId(2),
-                status: crate::event::AdminStatus::Migrated,
-                code: None,
-            };
+            let end = migrated(process, migration);
             history.push((t + 3, end));
             history.push((t + 4, ModelEvent::ReplicaCrashed { replica: 0, process }));
         }
@@ -418,13 +423,7 @@ mod tests {
         let (process, migration, lane) = (ProcessId(1), 1 << 40, (1 << 40) + 1);
         let mut history = many_processes(runs);
         history.push((late, submitted_by(process, migration)));
-        let end = ModelEvent::AdminRequestEnded {
-            process,
-            task: migration,
-            instance: InstanceId(2),
-            status: crate::event::AdminStatus::Migrated,
-            code: None,
-        };
+        let end = migrated(process, migration);
         history.push((late + 1, end));
         history.push((late + 1 + 99, refused(migration, ResumePath::Migration)));
         assert!(fails(&feed_with(&mut RefusedMigrationTouchesNothing::default(), history, &declaring())));
