@@ -70,10 +70,11 @@ pub struct Row {
 /// Runs consecutive seeds of `scenario` for at least `window` (and at least one seed):
 /// (seeds, events, seconds).
 fn measure(scenario: &Scenario, first_seed: u64, window: Duration) -> (u64, u64, f64) {
+    let runner = sweep::SeedRunner::new(scenario);
     let started = Instant::now();
     let (mut seeds, mut events) = (0u64, 0u64);
     while seeds == 0 || started.elapsed() < window {
-        events += sweep::run_seed(scenario, first_seed + seeds, None, None).events;
+        events += runner.run(first_seed + seeds).events;
         seeds += 1;
     }
     (seeds, events, started.elapsed().as_secs_f64())

@@ -306,6 +306,31 @@ impl CheckerSet {
             .collect()
     }
 
+    /// The factories a sweep runs for `scenario`: [`CheckerSet::factories_for`] less the
+    /// built-in coverage properties the scenario cannot be expected to reach. A sweep counts
+    /// only the expected ones ([`CheckerSet::coverage_names`]); the others would be judged
+    /// on every event of every seed for a count nobody reads (22 of smoke's 57). No verdict
+    /// changes: a coverage property never fails a run. A property a user registered, or one
+    /// named outright (`only`, the scenario's `run.checkers`), always runs.
+    pub fn sweep_factories_for(
+        &self,
+        scenario: &Scenario,
+    ) -> Result<Vec<CheckerFactory<ModelEvent, ModelView>>, CheckerError> {
+        if !self.only.is_empty() || !scenario.run.checkers.is_empty() {
+            return self.factories_for(scenario);
+        }
+        let expected = checkers::coverage::expected(scenario);
+        let counted = |name: &String| {
+            let sometimes = self.registry.get(name).is_ok_and(|s| s.kind == CheckerKind::Sometimes);
+            !sometimes || self.user.iter().any(|u| u == name) || expected.contains(&name.as_str())
+        };
+        let names: Vec<String> = self.names_for(scenario)?.into_iter().filter(counted).collect();
+        names
+            .iter()
+            .map(|n| self.registry.get(n).map(|spec| spec.factory.clone()).map_err(|e| CheckerError(e.to_string())))
+            .collect()
+    }
+
     /// Refuses, before anything runs, any scenario whose checker names this set cannot
     /// resolve. Call it when scenarios are loaded.
     pub fn check_scenarios(&self, scenarios: &[Scenario]) -> Result<(), CheckerError> {
@@ -481,6 +506,34 @@ mod tests {
         assert!(all.contains(&"sometimes-relay-refused".to_string()));
         let narrowed = set.only(["exits-release", "sometimes-relay-refused"]).unwrap();
         assert_eq!(narrowed.coverage_names(&[smoke()]), vec!["sometimes-relay-refused".to_string()]);
+    }
+
+    #[test]
+    fn a_sweep_judges_the_coverage_it_counts_and_every_checker_that_can_fail() {
+        let set = CheckerSet::built_in().with(quiet("sometimes-mine", CheckerKind::Sometimes));
+        let names = |set: &CheckerSet, scenario: &Scenario| -> Vec<String> {
+            let built: Vec<ModelChecker> = set.sweep_factories_for(scenario).unwrap().iter().map(|f| f()).collect();
+            built.iter().map(|c| c.name().to_string()).collect()
+        };
+        let mut quiet_world = smoke();
+        quiet_world.faults = Default::default();
+        quiet_world.admin = Default::default();
+        let swept = names(&set, &quiet_world);
+        let counted = set.coverage_names(std::slice::from_ref(&quiet_world));
+        for name in set.names_for(&quiet_world).unwrap() {
+            let sometimes = set.registry().get(&name).unwrap().kind == CheckerKind::Sometimes;
+            let judged = swept.contains(&name);
+            assert_eq!(judged, !sometimes || counted.contains(&name), "{name}: judged {judged}");
+        }
+        assert!(swept.contains(&"sometimes-mine".to_string()), "a user's property always runs");
+        assert!(!swept.contains(&"fault-replica-crash".to_string()), "no crash, no crash coverage");
+        assert!(swept.len() < set.names_for(&quiet_world).unwrap().len());
+        // A property named outright runs wherever it is named.
+        let mut named = quiet_world.clone();
+        named.run.checkers = vec!["fault-replica-crash".into()];
+        assert!(names(&set, &named).contains(&"fault-replica-crash".to_string()));
+        let only = set.only(["fault-replica-crash"]).unwrap();
+        assert_eq!(names(&only, &quiet_world), vec!["fault-replica-crash".to_string()]);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use sutra_sim_core::{StrategyConfig, Verdict};
 use sutra_sim_model::{Mutant, RunOptions, Scenario};
 
-use crate::plugin::CheckerSet;
+use crate::plugin::{CheckerFactory, CheckerSet, ModelEvent, ModelView};
 use crate::report::{Failure, ScenarioSource, SweepReport, FAILURES_KEPT_PER_CHECKER};
 
 /// Most seeds one sweep may be asked for.
@@ -145,24 +145,35 @@ impl SweepPlan {
     }
 }
 
-/// Runs one seed of `scenario`, judged by the built-in checkers the scenario selects —
-/// chosen by [`CheckerSet`], like every run of this crate.
-///
-/// # Panics
-///
-/// If the scenario names a checker that is not built in: scenarios are resolved when they
-/// are loaded ([`crate::scenario_arg::resolve`]).
-pub fn run_seed(
-    scenario: &Scenario,
-    seed: u64,
-    mutant: Option<Mutant>,
-    strategy: Option<StrategyConfig>,
-) -> SeedResult {
-    let options = RunOptions::for_seed(seed, strategy, mutant);
-    let out = CheckerSet::built_in()
-        .run(scenario, &options)
-        .unwrap_or_else(|e| panic!("scenarios are resolved when loaded: {e}"));
-    SeedResult::of(seed, out)
+/// Runs seeds of one scenario as a sweep runs them: judged by the built-in checkers the
+/// scenario selects, less the coverage properties it cannot be expected to reach
+/// ([`CheckerSet::sweep_factories_for`]), resolved once (benchmarks use it, so that they
+/// measure what a sweep does per seed).
+pub struct SeedRunner<'a> {
+    scenario: &'a Scenario,
+    factories: Vec<CheckerFactory<ModelEvent, ModelView>>,
+}
+
+impl<'a> SeedRunner<'a> {
+    /// A runner for `scenario`.
+    ///
+    /// # Panics
+    ///
+    /// If the scenario names a checker that is not built in: scenarios are resolved when
+    /// they are loaded ([`crate::scenario_arg::resolve`]).
+    pub fn new(scenario: &'a Scenario) -> SeedRunner<'a> {
+        let factories = CheckerSet::built_in()
+            .sweep_factories_for(scenario)
+            .unwrap_or_else(|e| panic!("scenarios are resolved when loaded: {e}"));
+        SeedRunner { scenario, factories }
+    }
+
+    /// Runs `seed` with the scenario's own strategy and no mutant.
+    pub fn run(&self, seed: u64) -> SeedResult {
+        let options = RunOptions::for_seed(seed, None, None);
+        let checkers = self.factories.iter().map(|f| f()).collect();
+        SeedResult::of(seed, sutra_sim_model::run_with(self.scenario, &options, checkers))
+    }
 }
 
 impl SeedResult {
@@ -285,7 +296,9 @@ pub fn run_checked(
     let factories: Vec<_> = plan
         .scenarios
         .iter()
-        .map(|s| plan.checkers.factories_for(s).unwrap_or_else(|e| panic!("checkers resolved before the sweep: {e}")))
+        .map(|s| {
+            plan.checkers.sweep_factories_for(s).unwrap_or_else(|e| panic!("checkers resolved before the sweep: {e}"))
+        })
         .collect();
     let total = plan.item_count();
     let next = AtomicU64::new(0);

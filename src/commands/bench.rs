@@ -29,11 +29,12 @@ fn median(mut values: Vec<f64>) -> f64 {
 
 /// Seeds and events per second of `scenario`, over one window of consecutive seeds.
 fn measure_scenario(scenario: &Scenario, first_seed: u64) -> (f64, f64, u64) {
+    let runner = sweep::SeedRunner::new(scenario);
     let started = Instant::now();
     let mut seeds = 0u64;
     let mut events = 0u64;
     while started.elapsed() < SCENARIO_WINDOW {
-        let r = sweep::run_seed(scenario, first_seed + seeds, None, None);
+        let r = runner.run(first_seed + seeds);
         events += r.events;
         seeds += 1;
     }
