@@ -920,6 +920,12 @@ impl EventKind for ModelEvent {
         }
     }
 
+    /// Folded by hand (`event_fold.rs`): postcard's bytes without serde's calls per field.
+    #[inline(always)]
+    fn fold_fingerprint(&self, out: &mut sutra_sim_core::WordFolder) {
+        sutra_sim_core::FoldPostcard::fold_postcard(self, out);
+    }
+
     fn name(&self) -> &'static str {
         match self {
             ModelEvent::InstanceStarted { .. } => "instance-started",

@@ -15,6 +15,7 @@ pub mod ctx;
 pub mod dense;
 pub mod design;
 pub mod event;
+mod event_fold;
 pub mod faults;
 pub mod id_bits;
 pub mod ids;

@@ -95,7 +95,7 @@ impl<K: EventKind, V> Judge<K, V> {
         debug_assert!(self.verdict.is_none(), "nothing is judged after the verdict");
         event.seq = self.events;
         let event = &*event;
-        self.hasher.add(event.time, event.node, &event.kind);
+        self.hasher.add_kind(event.time, event.node, &event.kind);
         let tag = usize::from(event.kind.tag());
         assert!(tag < TAGS, "event tag {tag} is not below {TAGS}");
         self.events += 1;

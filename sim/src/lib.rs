@@ -48,5 +48,5 @@ pub use node::{NodeClock, NodeId, NodeStatus};
 pub use run::{simulate, Budgets, EntropyMode, Outcome, RunConfig};
 pub use strategy::StrategyConfig;
 pub use time::{format_duration, parse_duration, SimTime};
-pub use trace::{tag_mask, Divergence, Event, EventKind, Tracer, TAGS};
+pub use trace::{tag_mask, Divergence, Event, EventKind, FoldPostcard, Tracer, WordFolder, TAGS};
 pub use verdict::{Budget, Verdict};

@@ -1,13 +1,19 @@
-//! Folds an event kind into the fingerprint straight from its fields: a `serde` serializer
-//! that produces postcard's bytes (varints, zigzag, length prefixes, variant indexes) and
-//! hands them to [`Fingerprint`] eight at a time as they come, instead of encoding the event
-//! into a buffer with postcard's serializer and folding the buffer afterwards.
+//! Folds an event kind into the fingerprint straight from its fields, producing postcard's
+//! bytes (varints, zigzag, length prefixes, variant indexes) and handing them to
+//! [`Fingerprint`] eight at a time as they come, instead of encoding the event into a buffer
+//! with postcard's serializer and folding the buffer afterwards. Two ways in: a `serde`
+//! serializer ([`fold_postcard`], for any `Serialize` kind), and [`FoldPostcard`], a fold
+//! written by hand for a kind on the hot path, which pushes the same bytes without serde's
+//! calls and error checks per field.
 //!
 //! Why: every event of every run is fingerprinted, and encoding it byte by byte into a
 //! buffer (a bound check and a store per byte, then a second pass to read it back) was
-//! about 7% of a smoke sweep. The bytes folded are postcard's exactly — the fingerprint of
-//! every recorded run must not change — so this file's tests compare it with postcard's
-//! own encoding on values of every shape serde has.
+//! about 7% of a smoke sweep; through serde, the fold was still about 5% (a call per id and
+//! per option, an error test per field, one large function per kind). The bytes folded are
+//! postcard's exactly — the fingerprint of every recorded run must not change — so this
+//! file's tests compare both ways with postcard's own encoding on values of every shape
+//! serde has and on every primitive [`FoldPostcard`] covers, and a kind that folds itself by
+//! hand must compare its own fold with postcard's on every variant.
 
 use std::fmt::{self, Display, Write as _};
 
@@ -19,21 +25,43 @@ use crate::trace::Fingerprint;
 /// tail (its bytes little-endian, their count in the top byte), as [`Fingerprint::write`]
 /// does with the encoded buffer.
 pub(crate) fn fold_postcard<T: Serialize + ?Sized>(fingerprint: &mut Fingerprint, value: &T) {
-    let mut folder = WordFolder { fingerprint, word: 0, filled: 0 };
-    value.serialize(&mut folder).expect("event kinds always serialise");
-    folder.finish();
+    fold_words(fingerprint, |folder| folder.serde(value));
 }
 
-/// The bytes not yet folded: up to seven, packed little-endian in `word`.
-struct WordFolder<'a> {
-    fingerprint: &'a mut Fingerprint,
+/// Folds the bytes that `push` pushes into `fingerprint`, as [`fold_postcard`] folds a
+/// value's: whole words as they fill, then the tail.
+#[inline(always)]
+pub(crate) fn fold_words(fingerprint: &mut Fingerprint, push: impl FnOnce(&mut WordFolder)) {
+    let mut folder = WordFolder { fingerprint: *fingerprint, word: 0, filled: 0 };
+    push(&mut folder);
+    *fingerprint = folder.finish();
+}
+
+/// A value whose postcard encoding is written by hand: `fold_postcard` pushes exactly the
+/// bytes `postcard::to_allocvec` would write for it, field by field in declaration order,
+/// with the primitives' own impls below (a varint per `u16`/`u32`/`u64`, a byte per `bool`,
+/// a tag byte before an option's value, a varint length before a sequence's elements, a
+/// varint variant index before an enum variant's fields). An impl must be tested against
+/// postcard; the fingerprint of every recorded run depends on it.
+pub trait FoldPostcard {
+    /// Pushes the value's postcard bytes.
+    fn fold_postcard(&self, out: &mut WordFolder);
+}
+
+/// The bytes not yet folded: up to seven, packed little-endian in `word`. Handed to an
+/// [`EventKind::fold_fingerprint`](crate::EventKind::fold_fingerprint), which pushes the
+/// kind's postcard bytes into it.
+pub struct WordFolder {
+    /// The fingerprint so far, held here (not behind a reference) so that it can stay in a
+    /// register while a kind pushes its fields.
+    fingerprint: Fingerprint,
     /// Invariant: only the low `8 * filled` bits may be set.
     word: u64,
     /// Invariant: below 8.
     filled: u32,
 }
 
-impl WordFolder<'_> {
+impl WordFolder {
     /// Appends `len` bytes (1 to 8) packed little-endian in `bytes` (higher bytes zero).
     #[inline(always)]
     fn push_packed(&mut self, bytes: u64, len: u32) {
@@ -63,24 +91,32 @@ impl WordFolder<'_> {
         }
     }
 
-    /// Postcard's varint (LEB128) of `v`: one and two bytes inline (ids, counts, indexes),
-    /// longer ones out of line.
+    /// Postcard's varint (LEB128) of `v`. All of it inline: out of line, the folder's state
+    /// went through memory at every call, and a kind's fold is inlined into the judge
+    /// whole, so that the word being filled and the fingerprint stay in registers.
     #[inline(always)]
     fn push_varint(&mut self, v: u64) {
         if v < 0x80 {
             self.push_packed(v, 1);
         } else if v < 0x4000 {
-            self.push_packed((v & 0x7f) | 0x80 | ((v >> 7) << 8), 2);
+            self.push_two_byte_varint(v);
         } else {
             self.push_long_varint(v);
         }
     }
 
+    /// A varint of two bytes. Requires `0x80 <= v < 0x4000`.
+    #[inline(always)]
+    fn push_two_byte_varint(&mut self, v: u64) {
+        debug_assert!((0x80..0x4000).contains(&v));
+        self.push_packed((v & 0x7f) | 0x80 | ((v >> 7) << 8), 2);
+    }
+
     /// A varint of three bytes or more (execution ids, durations): its seven-bit groups spread
     /// a byte apart and the continuation bits set in one go, where a loop per group cost a
     /// branch per byte. Values of 57 bits or more (nine or ten bytes) take eight bytes here
-    /// and the rest as a short varint.
-    #[inline(never)]
+    /// and the rest (below 2^8) as a varint of one or two bytes.
+    #[inline(always)]
     fn push_long_varint(&mut self, v: u64) {
         const CONTINUATION: u64 = 0x8080_8080_8080_8080;
         let groups = spread_seven_bit_groups(v);
@@ -91,7 +127,12 @@ impl WordFolder<'_> {
             self.push_packed(groups | continued, len);
         } else {
             self.push_packed(groups | CONTINUATION, 8);
-            self.push_varint(v >> 56);
+            let high = v >> 56;
+            if high < 0x80 {
+                self.push_packed(high, 1);
+            } else {
+                self.push_two_byte_varint(high);
+            }
         }
     }
 
@@ -108,10 +149,36 @@ impl WordFolder<'_> {
         }
     }
 
-    fn finish(self) {
+    /// A `u8` (or a `bool`, or a field-less enum's variant index below 128): one byte.
+    #[inline(always)]
+    pub fn byte(&mut self, v: u8) {
+        self.push_packed(u64::from(v), 1);
+    }
+
+    /// A `u16`, `u32`, `u64` or `usize`, or an enum's variant index: postcard's varint.
+    #[inline(always)]
+    pub fn varint(&mut self, v: u64) {
+        self.push_varint(v);
+    }
+
+    /// An `i16`, `i32` or `i64`: zigzag, then varint (the same bytes at every width).
+    #[inline(always)]
+    pub fn zigzag(&mut self, v: i64) {
+        self.push_varint(((v << 1) ^ (v >> 63)) as u64);
+    }
+
+    /// Any `Serialize` value, through the serde serializer (for fields off the hot path).
+    pub fn serde<T: Serialize + ?Sized>(&mut self, value: &T) {
+        value.serialize(&mut *self).expect("event kinds always serialise");
+    }
+
+    /// The fingerprint with the tail folded in.
+    #[inline(always)]
+    fn finish(mut self) -> Fingerprint {
         if self.filled > 0 {
             self.fingerprint.fold(self.word | (u64::from(self.filled) << 56));
         }
+        self.fingerprint
     }
 }
 
@@ -126,11 +193,100 @@ fn spread_seven_bit_groups(v: u64) -> u64 {
     (x & 0x007F_007F_007F_007F) | ((x & 0x3F80_3F80_3F80_3F80) << 1)
 }
 
+/// Unsigned integers: postcard's varint.
+macro_rules! fold_as_varint {
+    ($($t:ty),+) => {$(
+        impl FoldPostcard for $t {
+            #[inline(always)]
+            fn fold_postcard(&self, out: &mut WordFolder) {
+                out.varint(*self as u64);
+            }
+        }
+    )+};
+}
+fold_as_varint!(u16, u32, u64, usize);
+
+/// Signed integers wider than a byte: zigzag varint.
+macro_rules! fold_as_zigzag {
+    ($($t:ty),+) => {$(
+        impl FoldPostcard for $t {
+            #[inline(always)]
+            fn fold_postcard(&self, out: &mut WordFolder) {
+                out.zigzag(i64::from(*self));
+            }
+        }
+    )+};
+}
+fold_as_zigzag!(i16, i32, i64);
+
+impl FoldPostcard for u8 {
+    #[inline(always)]
+    fn fold_postcard(&self, out: &mut WordFolder) {
+        out.byte(*self);
+    }
+}
+
+impl FoldPostcard for bool {
+    #[inline(always)]
+    fn fold_postcard(&self, out: &mut WordFolder) {
+        out.byte(u8::from(*self));
+    }
+}
+
+/// A tag byte (0 for none, 1 for some), then the value.
+impl<T: FoldPostcard> FoldPostcard for Option<T> {
+    #[inline(always)]
+    fn fold_postcard(&self, out: &mut WordFolder) {
+        match self {
+            None => out.byte(0),
+            Some(v) => {
+                out.byte(1);
+                v.fold_postcard(out);
+            }
+        }
+    }
+}
+
+/// The length as a varint, then the elements.
+impl<T: FoldPostcard> FoldPostcard for [T] {
+    fn fold_postcard(&self, out: &mut WordFolder) {
+        out.varint(self.len() as u64);
+        for v in self {
+            v.fold_postcard(out);
+        }
+    }
+}
+
+impl<T: FoldPostcard> FoldPostcard for Vec<T> {
+    #[inline]
+    fn fold_postcard(&self, out: &mut WordFolder) {
+        self.as_slice().fold_postcard(out);
+    }
+}
+
+impl FoldPostcard for crate::CellId {
+    #[inline(always)]
+    fn fold_postcard(&self, out: &mut WordFolder) {
+        self.0.fold_postcard(out);
+    }
+}
+
+impl FoldPostcard for crate::SnapshotUse {
+    #[inline]
+    fn fold_postcard(&self, out: &mut WordFolder) {
+        let crate::SnapshotUse { cell, read_version, current_version, settled } = self;
+        cell.fold_postcard(out);
+        read_version.fold_postcard(out);
+        current_version.fold_postcard(out);
+        settled.fold_postcard(out);
+    }
+}
+
 /// A value postcard could not encode either (a sequence of unknown length, a custom
 /// error of a `Serialize` impl). A byte, not a message: every field's `?` tests it, and a
 /// small error keeps those tests in registers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FoldError {
+pub enum FoldError {
     /// A sequence or map that did not say its length (postcard cannot encode it).
     UnknownLength,
     /// A `Serialize` impl reported an error, or a `Display` impl failed.
@@ -156,7 +312,7 @@ impl ser::Error for FoldError {
 
 type Result<T = ()> = std::result::Result<T, FoldError>;
 
-impl<'a, 'b> ser::Serializer for &'a mut WordFolder<'b> {
+impl ser::Serializer for &mut WordFolder {
     type Ok = ();
     type Error = FoldError;
     type SerializeSeq = Self;
@@ -332,8 +488,8 @@ impl<'a, 'b> ser::Serializer for &'a mut WordFolder<'b> {
                 Ok(())
             }
         }
-        struct Fold<'x, 'y>(&'x mut WordFolder<'y>);
-        impl fmt::Write for Fold<'_, '_> {
+        struct Fold<'x>(&'x mut WordFolder);
+        impl fmt::Write for Fold<'_> {
             fn write_str(&mut self, s: &str) -> fmt::Result {
                 self.0.push_slice(s.as_bytes());
                 Ok(())
@@ -349,7 +505,7 @@ impl<'a, 'b> ser::Serializer for &'a mut WordFolder<'b> {
 /// Compound values: postcard writes their parts one after another, with no separators.
 macro_rules! parts_in_order {
     ($trait:ident, $method:ident $(, $key:ident)?) => {
-        impl ser::$trait for &mut WordFolder<'_> {
+        impl ser::$trait for &mut WordFolder {
             type Ok = ();
             type Error = FoldError;
             #[inline(always)]
@@ -372,7 +528,7 @@ parts_in_order!(SerializeTupleVariant, serialize_field);
 parts_in_order!(SerializeStruct, serialize_field, key);
 parts_in_order!(SerializeStructVariant, serialize_field, key);
 
-impl ser::SerializeMap for &mut WordFolder<'_> {
+impl ser::SerializeMap for &mut WordFolder {
     type Ok = ();
     type Error = FoldError;
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result {
@@ -437,6 +593,58 @@ mod tests {
         bytes: Vec<u8>,
         text: String,
         none: Option<u64>,
+    }
+
+    /// The fingerprint of `value` folded by its hand-written [`FoldPostcard`] impl.
+    fn by_hand<T: FoldPostcard + ?Sized>(value: &T) -> u64 {
+        let mut f = Fingerprint::default();
+        fold_words(&mut f, |out| value.fold_postcard(out));
+        f.value()
+    }
+
+    fn same_by_hand<T: FoldPostcard + Serialize + std::fmt::Debug + ?Sized>(value: &T) {
+        assert_eq!(by_hand(value), via_postcard(value), "{value:?}");
+    }
+
+    #[test]
+    fn the_hand_written_folds_of_primitives_push_postcards_bytes() {
+        let mut edges = vec![0u64, 1, u64::MAX, u64::MAX - 1];
+        for bits in 1..64 {
+            edges.extend([(1u64 << bits) - 1, 1u64 << bits, (1u64 << bits) + 1]);
+        }
+        for &v in &edges {
+            same_by_hand(&v);
+            same_by_hand(&(v as u32));
+            same_by_hand(&(v as u16));
+            same_by_hand(&(v as u8));
+            same_by_hand(&(v as usize));
+            same_by_hand(&(v as i64));
+            same_by_hand(&(v as i64).wrapping_neg());
+            same_by_hand(&(v as i32));
+            same_by_hand(&(v as i32).wrapping_neg());
+            same_by_hand(&(v as i16));
+            same_by_hand(&(v as i16).wrapping_neg());
+            same_by_hand(&Some(v));
+            same_by_hand(&Some(Some(v as u32)));
+            same_by_hand(&crate::CellId(v));
+            let used = crate::SnapshotUse {
+                cell: crate::CellId(v),
+                read_version: v / 3,
+                current_version: v.rotate_left(17),
+                settled: v % 2 == 0,
+            };
+            same_by_hand(&used);
+        }
+        same_by_hand(&true);
+        same_by_hand(&false);
+        same_by_hand(&None::<u64>);
+        same_by_hand(&Vec::<u16>::new());
+        same_by_hand(&edges);
+        same_by_hand(&edges.iter().map(|&v| Some(v as u16)).collect::<Vec<_>>()[..]);
+        // A run of pushes that splits words at every offset.
+        for lead in 0..9usize {
+            same_by_hand(&(0..lead).map(|i| i as u8).chain([200, 7]).collect::<Vec<u8>>());
+        }
     }
 
     #[test]
@@ -544,8 +752,7 @@ mod tests {
             }
         }
         assert!(postcard::to_allocvec(&Unsized).is_err());
-        let mut f = Fingerprint::default();
-        let mut folder = WordFolder { fingerprint: &mut f, word: 0, filled: 0 };
+        let mut folder = WordFolder { fingerprint: Fingerprint::default(), word: 0, filled: 0 };
         assert!(Unsized.serialize(&mut folder).is_err());
     }
 
