@@ -236,6 +236,13 @@ impl<K: DenseKey, V: Clone + Default + PartialEq> PagedMap<K, V> {
     /// Sets `key` to `value`, returning the record it replaced.
     pub fn insert(&mut self, key: K, value: V) -> Option<V> {
         let (page, at) = split(key.index());
+        if let Some(plain) = self.warm_plain(page) {
+            // Already plain and on the warm list: `advance` and `plain` would change nothing.
+            let old = std::mem::replace(plain.slot(at), value);
+            let fresh = plain.mark(at);
+            self.len += usize::from(fresh);
+            return (!fresh).then_some(old);
+        }
         if let Some(Page::Frozen(f)) = self.pages.get_mut(page) {
             if let Some(code) = f.code_of(&value) {
                 let old = f.get(at).cloned();
@@ -256,6 +263,11 @@ impl<K: DenseKey, V: Clone + Default + PartialEq> PagedMap<K, V> {
     /// The record of `key`, inserting `make()` first if there is none.
     pub fn get_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
         let (page, at) = split(key.index());
+        if self.warm_plain(page).is_some_and(|p| p.has(at)) {
+            // The common case, a record written before on a warm page: one look.
+            let Some(Page::Plain(p)) = self.pages.get_mut(page) else { unreachable!("warm plain above") };
+            return &mut p.values[at];
+        }
         self.advance(page);
         let plain = self.plain(page);
         if !plain.has(at) {
@@ -299,6 +311,17 @@ impl<K: DenseKey, V: Clone + Default + PartialEq> PagedMap<K, V> {
                 Some((K::from_index((page << PAGE_BITS) | at), v))
             })
         })
+    }
+
+    /// Page `page` if it is plain and on the warm list already: written since it was last
+    /// tried for freezing, so no higher page is due to be tried either ([`Self::advance`]
+    /// saw it written, and `plain` has nothing to do).
+    #[inline]
+    fn warm_plain(&mut self, page: usize) -> Option<&mut Plain<V>> {
+        match self.pages.get_mut(page) {
+            Some(Page::Plain(p)) if p.warm => Some(p),
+            _ => None,
+        }
     }
 
     /// Page `page` as a plain page (made, or thawed, if need be), on the warm list.
