@@ -13,11 +13,14 @@ use std::collections::BTreeMap;
 /// A set of `u64` ids.
 #[derive(Clone, Debug, Default)]
 pub struct IdBits {
-    /// Word index (id / 64) → the word's members as bits.
+    /// Word index (id / 64) → the word's members as bits, for every word with a member but
+    /// the hot one.
     words: BTreeMap<u64, u64>,
     len: usize,
-    /// The last word touched, cached: ids from a counter hit it again and again.
-    last: Option<(u64, u64)>,
+    /// The word last added (its index and bits, perhaps none), kept out of the tree: ids
+    /// from a counter write it again and again, and each write costs no walk of the tree.
+    /// Invariant: the tree does not hold it.
+    hot: Option<(u64, u64)>,
 }
 
 impl IdBits {
@@ -38,13 +41,13 @@ impl IdBits {
 
     /// Words held (the memory the set uses, in words).
     pub fn words(&self) -> usize {
-        self.words.len()
+        self.words.len() + usize::from(self.hot.is_some_and(|(_, bits)| bits != 0))
     }
 
     /// True if `id` is a member.
     pub fn contains(&self, id: u64) -> bool {
         let (word, bit) = (id / 64, 1u64 << (id % 64));
-        match self.last {
+        match self.hot {
             Some((w, bits)) if w == word => bits & bit != 0,
             _ => self.words.get(&word).is_some_and(|bits| bits & bit != 0),
         }
@@ -53,10 +56,19 @@ impl IdBits {
     /// Adds `id`; true if it was not a member.
     pub fn insert(&mut self, id: u64) -> bool {
         let (word, bit) = (id / 64, 1u64 << (id % 64));
-        let bits = self.words.entry(word).or_insert(0);
+        if self.hot.is_none_or(|(w, _)| w != word) {
+            if let Some(bits) = self.words.get_mut(&word) {
+                // A word the tree holds stays there: one walk, as ever.
+                let fresh = *bits & bit == 0;
+                *bits |= bit;
+                self.len += usize::from(fresh);
+                return fresh;
+            }
+            self.heat(word);
+        }
+        let Some((_, bits)) = &mut self.hot else { unreachable!("made hot above") };
         let fresh = *bits & bit == 0;
         *bits |= bit;
-        self.last = Some((word, *bits));
         self.len += usize::from(fresh);
         fresh
     }
@@ -64,16 +76,33 @@ impl IdBits {
     /// Removes `id`; true if it was a member.
     pub fn remove(&mut self, id: u64) -> bool {
         let (word, bit) = (id / 64, 1u64 << (id % 64));
-        let Some(bits) = self.words.get_mut(&word) else { return false };
+        let bits = match &mut self.hot {
+            Some((w, bits)) if *w == word => bits,
+            _ => {
+                let Some(bits) = self.words.get_mut(&word) else { return false };
+                let present = *bits & bit != 0;
+                *bits &= !bit;
+                if *bits == 0 {
+                    self.words.remove(&word);
+                }
+                self.len -= usize::from(present);
+                return present;
+            }
+        };
         let present = *bits & bit != 0;
         *bits &= !bit;
-        let now = *bits;
-        if now == 0 {
-            self.words.remove(&word);
-        }
-        self.last = Some((word, now));
         self.len -= usize::from(present);
         present
+    }
+
+    /// Makes `word`, which the tree does not hold, the hot word (with no member yet): the
+    /// previous hot word goes to the tree if it has a member.
+    fn heat(&mut self, word: u64) {
+        if let Some((w, bits)) = self.hot.replace((word, 0)) {
+            if bits != 0 {
+                self.words.insert(w, bits);
+            }
+        }
     }
 }
 
@@ -113,6 +142,8 @@ mod tests {
                 prop_assert_eq!(bits.contains(id), tree.contains(&id));
                 prop_assert_eq!(bits.contains(id ^ 1), tree.contains(&(id ^ 1)));
                 prop_assert_eq!(bits.len(), tree.len());
+                let words: BTreeSet<u64> = tree.iter().map(|id| id / 64).collect();
+                prop_assert_eq!(bits.words(), words.len());
             }
         }
     }

@@ -33,6 +33,7 @@ pub mod routing;
 pub mod scenario;
 mod sender;
 pub mod signature;
+pub mod sorted_vec;
 pub mod spec;
 pub mod sql_store;
 pub mod store;

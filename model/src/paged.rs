@@ -234,8 +234,31 @@ impl<K: DenseKey, V: Clone + Default + PartialEq> PagedMap<K, V> {
     }
 
     /// Sets `key` to `value`, returning the record it replaced.
+    #[inline]
     pub fn insert(&mut self, key: K, value: V) -> Option<V> {
         let (page, at) = split(key.index());
+        match self.pages.get_mut(page) {
+            // Already plain, on the warm list and with a slot for `at`: `advance` and `plain`
+            // would change nothing, nor would the slot grow. The common case, inline.
+            Some(Page::Plain(plain)) if plain.warm && at < plain.values.len() => {
+                let old = std::mem::replace(&mut plain.values[at], value);
+                let fresh = plain.mark(at);
+                self.len += usize::from(fresh);
+                (!fresh).then_some(old)
+            }
+            _ => self.insert_cold(page, at, value),
+        }
+    }
+
+    /// [`Self::insert`] at `at` of `page`, in any page.
+    fn insert_cold(&mut self, page: usize, at: usize, value: V) -> Option<V> {
+        if let Some(plain) = self.warm_plain(page) {
+            // Already plain and on the warm list: `advance` and `plain` would change nothing.
+            let old = std::mem::replace(plain.slot(at), value);
+            let fresh = plain.mark(at);
+            self.len += usize::from(fresh);
+            return (!fresh).then_some(old);
+        }
         if let Some(Page::Frozen(f)) = self.pages.get_mut(page) {
             if let Some(code) = f.code_of(&value) {
                 let old = f.get(at).cloned();
@@ -254,8 +277,19 @@ impl<K: DenseKey, V: Clone + Default + PartialEq> PagedMap<K, V> {
     }
 
     /// The record of `key`, inserting `make()` first if there is none.
+    #[inline]
     pub fn get_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
         let (page, at) = split(key.index());
+        if self.warm_plain(page).is_some_and(|p| p.has(at)) {
+            // The common case, a record written before on a warm page: one look, inline.
+            let Some(Page::Plain(p)) = self.pages.get_mut(page) else { unreachable!("warm plain above") };
+            return &mut p.values[at];
+        }
+        self.insert_with_cold(page, at, make)
+    }
+
+    /// [`Self::get_or_insert_with`] at `at` of `page`, in any page.
+    fn insert_with_cold(&mut self, page: usize, at: usize, make: impl FnOnce() -> V) -> &mut V {
         self.advance(page);
         let plain = self.plain(page);
         if !plain.has(at) {
@@ -299,6 +333,17 @@ impl<K: DenseKey, V: Clone + Default + PartialEq> PagedMap<K, V> {
                 Some((K::from_index((page << PAGE_BITS) | at), v))
             })
         })
+    }
+
+    /// Page `page` if it is plain and on the warm list already: written since it was last
+    /// tried for freezing, so no higher page is due to be tried either ([`Self::advance`]
+    /// saw it written, and `plain` has nothing to do).
+    #[inline]
+    fn warm_plain(&mut self, page: usize) -> Option<&mut Plain<V>> {
+        match self.pages.get_mut(page) {
+            Some(Page::Plain(p)) if p.warm => Some(p),
+            _ => None,
+        }
     }
 
     /// Page `page` as a plain page (made, or thawed, if need be), on the warm list.

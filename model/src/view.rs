@@ -237,6 +237,28 @@ impl ModelView {
         })
     }
 
+    /// Calls `visit` on each delivery ticket in `process`'s binding table with the route the
+    /// table holds for the ticket's instance ([`Self::binding_route`]), as
+    /// [`Self::for_each_binding_ticket`] does: the table is found once, not once a ticket.
+    pub fn for_each_binding_ticket_with_route(
+        &self,
+        process: ProcessId,
+        mut visit: impl FnMut(TicketView, Option<RouteView>) -> bool,
+    ) -> Option<()> {
+        #[cfg(test)]
+        if self.tables.is_some() {
+            return self.for_each_binding_ticket(process, |t| visit(t, self.binding_route(process, t.instance)));
+        }
+        self.with_table(process, |t| {
+            for (tag, instance, lane, registered) in t.tickets() {
+                let route = t.route_of(instance).map(|(lane, changed)| RouteView { lane, changed });
+                if !visit(TicketView { tag, instance, lane, registered }, route) {
+                    break;
+                }
+            }
+        })
+    }
+
     /// A weak handle on the store's state: it dies with the world (for leak tests).
     #[cfg(test)]
     pub(crate) fn store_weak(&self) -> std::rc::Weak<RefCell<StoreState>> {

@@ -340,11 +340,18 @@ impl CodesActedOn {
     }
 
     /// A failure if some CLAIM_HELD answer's process ran longer than [`retry_bound`] since
-    /// with no retry received.
+    /// with no retry received. Inline for the common case, nothing owed: this runs on every
+    /// event.
+    #[inline]
     fn overdue(&self, now: u64, view: &ModelView) -> Check {
         if self.owed.is_empty() {
             return Check::Ok;
         }
+        self.overdue_owed(now, view)
+    }
+
+    /// [`Self::overdue`], with something owed.
+    fn overdue_owed(&self, now: u64, view: &ModelView) -> Check {
         let bound = u64::try_from(retry_bound(view).as_nanos()).unwrap_or(u64::MAX);
         let late = self.owed.iter().find(|(_, o)| self.running.ran_between(o.process, o.at_ns, now) > bound);
         let Some(((client, request), o)) = late else { return Check::Ok };

@@ -24,11 +24,11 @@
 //! on the same instance (the same owner's re-claim is re-entrant and renews the claim).
 //! `eventual-completion` catches a claim still held after the heal.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
+use crate::checkers::task_lists::TaskLists;
 use crate::dense::DenseMap;
 use crate::event::ModelEvent;
 use crate::ids::{InstanceId, OwnerId};
@@ -41,7 +41,7 @@ pub struct ExitsRelease {
     rows: DenseMap<InstanceId, (Option<OwnerId>, u64)>,
     /// The grants each task received and the row may still show: instance, owner and
     /// epoch. A task with none is not kept.
-    grants: BTreeMap<u64, Vec<(InstanceId, OwnerId, u64)>>,
+    grants: TaskLists<(InstanceId, OwnerId, u64)>,
     /// The task of each claimed instance's latest grant (instances whose row is free are
     /// not kept).
     granted_to: DenseMap<InstanceId, u64>,
@@ -63,23 +63,19 @@ impl ExitsRelease {
     /// `next`: (instance, owner, epoch).
     fn still_held(&mut self, task: u64, next: InstanceId) -> Option<(InstanceId, OwnerId, u64)> {
         let rows = &self.rows;
-        let grants = self.grants.get_mut(&task)?;
+        let grants = self.grants.get_mut(task)?;
         // Forget grants the row no longer shows (released, committed, swept, superseded).
         grants.retain(|(instance, owner, epoch)| rows.get(*instance) == Some(&(Some(*owner), *epoch)));
         let held = grants.iter().copied().find(|(instance, _, _)| *instance != next);
-        if grants.is_empty() {
-            self.grants.remove(&task);
-        }
+        self.grants.remove_if_empty(task);
         held
     }
 
     /// Drops `task`'s grants of `instance` (its row moved on), and the task with its last.
     fn forget_grants_of(&mut self, task: u64, instance: InstanceId) {
-        if let Some(grants) = self.grants.get_mut(&task) {
+        if let Some(grants) = self.grants.get_mut(task) {
             grants.retain(|(i, _, _)| *i != instance);
-            if grants.is_empty() {
-                self.grants.remove(&task);
-            }
+            self.grants.remove_if_empty(task);
         }
     }
 
@@ -100,7 +96,7 @@ impl ExitsRelease {
         if let Some(previous) = self.granted_to.insert(instance, task).filter(|&t| t != task) {
             self.forget_grants_of(previous, instance);
         }
-        self.grants.entry(task).or_default().push((instance, owner, epoch));
+        self.grants.push(task, (instance, owner, epoch));
     }
 }
 
@@ -108,10 +104,10 @@ impl ExitsRelease {
     /// Judges the end of an administrative request's handler task: it holds no claim.
     fn request_ended(&mut self, task: u64, status: crate::event::AdminStatus) -> Check {
         let rows = &self.rows;
-        let Some(grants) = self.grants.get_mut(&task) else { return Check::Ok };
+        let Some(grants) = self.grants.get_mut(task) else { return Check::Ok };
         grants.retain(|(instance, owner, epoch)| rows.get(*instance) == Some(&(Some(*owner), *epoch)));
         let held = grants.first().copied();
-        self.grants.remove(&task);
+        self.grants.remove(task);
         match held {
             Some((instance, owner, epoch)) => Check::Fail(format!(
                 "the administrative request of task {task} ended ({status:?}) while the store still shows its claim on instance {} (owner {owner}, epoch {epoch}): an exit that did not release (R9)",

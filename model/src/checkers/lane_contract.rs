@@ -19,8 +19,41 @@ use crate::view::ModelView;
 
 #[derive(Default)]
 struct LaneState {
-    waiting: VecDeque<u64>,
+    waiting: Waiting,
     open_turn: Option<u64>,
+}
+
+/// A lane's items submitted and not yet started, in submission order. The first is held
+/// apart: a lane is dropped when its turn ends with nothing waiting, so a queue of its own
+/// would be allocated anew for nearly every item; only the items behind a waiting one
+/// need the deque.
+#[derive(Default)]
+struct Waiting {
+    /// The item first in line; `None` only when nothing waits (`rest` empty too).
+    first: Option<u64>,
+    /// The items behind it.
+    rest: VecDeque<u64>,
+}
+
+impl Waiting {
+    fn push_back(&mut self, item: u64) {
+        if self.first.is_none() {
+            self.first = Some(item);
+        } else {
+            self.rest.push_back(item);
+        }
+    }
+
+    fn pop_front(&mut self) -> Option<u64> {
+        let first = self.first.take();
+        self.first = self.rest.pop_front();
+        first
+    }
+
+    fn is_empty(&self) -> bool {
+        debug_assert!(self.first.is_some() || self.rest.is_empty(), "nothing waits behind an empty front");
+        self.first.is_none()
+    }
 }
 
 /// Per lane: items submitted and not started, and the open turn.

@@ -40,7 +40,6 @@
 //! A real bug that would still pass: a leak whose claim is re-taken by its own lane (the
 //! same owner's re-entrant grant supersedes it) before the sweeper looks.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,6 +47,7 @@ use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event};
 
 use crate::checkers::process_ends::ProcessEnds;
 use crate::checkers::running_time::RunningTime;
+use crate::checkers::task_lists::TaskLists;
 use crate::dense::DenseMap;
 use crate::event::ModelEvent;
 use crate::ids::{InstanceId, ProcessId};
@@ -70,7 +70,7 @@ pub struct LiveLeak {
     /// forgets every earlier one of its instance and a row write all but its own epoch's.
     grants: DenseMap<InstanceId, (u64, Grant)>,
     /// Each task's grants still on their rows.
-    by_task: BTreeMap<u64, Vec<(InstanceId, u64)>>,
+    by_task: TaskLists<(InstanceId, u64)>,
     /// How long each process ran, from its freezes and death.
     running: RunningTime,
     /// The instant each process stopped gracefully (ns).
@@ -107,12 +107,12 @@ impl LiveLeak {
 
     /// The execution of every grant `task` holds, except on `except`, ended at `now`.
     fn ended(&mut self, task: u64, except: Option<InstanceId>, now: u64) {
-        let Some(held) = self.by_task.get_mut(&task) else { return };
+        let Some(held) = self.by_task.get_mut(task) else { return };
         let grants = &mut self.grants;
         held.retain(|&(instance, epoch)| grants.get(instance).is_some_and(|(e, _)| *e == epoch));
         if held.is_empty() {
             // Nothing of the task's is on a row any more: forget the task (bounded memory).
-            self.by_task.remove(&task);
+            self.by_task.remove(task);
             return;
         }
         for &(instance, epoch) in held.iter() {
@@ -177,11 +177,9 @@ impl LiveLeak {
     /// Drops the grant of `instance` under `epoch` from `task`'s list, and the task with
     /// its last one: what is off its row can no longer be judged, so it is not kept.
     fn forget_task_grant(&mut self, task: u64, instance: InstanceId, epoch: u64) {
-        if let Some(held) = self.by_task.get_mut(&task) {
+        if let Some(held) = self.by_task.get_mut(task) {
             held.retain(|&g| g != (instance, epoch));
-            if held.is_empty() {
-                self.by_task.remove(&task);
-            }
+            self.by_task.remove_if_empty(task);
         }
     }
 }
@@ -227,7 +225,7 @@ impl Checker<ModelEvent, ModelView> for LiveLeak {
                 }
                 if let Some(t) = task {
                     self.ended(*t, Some(*instance), now);
-                    self.by_task.entry(*t).or_default().push((*instance, *epoch));
+                    self.by_task.push(*t, (*instance, *epoch));
                 }
                 self.row_moved_on(*instance, None);
                 self.grants.insert(*instance, (*epoch, Grant { task: *task, process: *process, ended_ns: None }));

@@ -41,6 +41,7 @@ pub mod running_time;
 pub mod stale_steal;
 pub mod store_divergence;
 pub mod sweep_by_age;
+pub mod task_lists;
 pub mod tickets_follow_routes;
 
 #[cfg(test)]

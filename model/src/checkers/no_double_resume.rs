@@ -88,6 +88,43 @@ pub struct NoDoubleResume {
     completed_grants: PagedMap<InstanceId, u64>,
     /// Tasks the executor witnessed aborted.
     aborted: crate::id_bits::IdBits,
+    /// Answers of [`NoDoubleResume::granted`] lately, to answer an act under the grant just
+    /// made in one look.
+    recent: RecentGrants,
+}
+
+/// A few (instance, epoch) → owner answers of `granted`, one slot per instance's hash. A
+/// grant writes its own answer through; forgetting an instance's superseded grants (the
+/// only other change to what `granted` answers) empties the instance's slot.
+#[derive(Default)]
+struct RecentGrants {
+    slots: [Option<(InstanceId, u64, OwnerId)>; RecentGrants::SLOTS],
+}
+
+impl RecentGrants {
+    const SLOTS: usize = 16;
+
+    fn slot(instance: InstanceId) -> usize {
+        instance.0 as usize % Self::SLOTS
+    }
+
+    fn get(&self, instance: InstanceId, epoch: u64) -> Option<OwnerId> {
+        match self.slots[Self::slot(instance)] {
+            Some((i, e, owner)) if i == instance && e == epoch => Some(owner),
+            _ => None,
+        }
+    }
+
+    fn note(&mut self, instance: InstanceId, epoch: u64, owner: OwnerId) {
+        self.slots[Self::slot(instance)] = Some((instance, epoch, owner));
+    }
+
+    fn forget(&mut self, instance: InstanceId) {
+        let slot = &mut self.slots[Self::slot(instance)];
+        if slot.is_some_and(|(i, _, _)| i == instance) {
+            *slot = None;
+        }
+    }
 }
 
 /// The registration.
@@ -130,7 +167,7 @@ impl NoDoubleResume {
     /// Judges one act under the claim (`owner`, `epoch`) that the store saw applied.
     fn act(&mut self, instance: InstanceId, act: Act, owner: OwnerId, epoch: u64) -> Check {
         let forgotten = epoch != 0 && epoch < self.row(instance).forgotten_below;
-        if !forgotten && (epoch == 0 || self.granted(instance, epoch) != Some(owner)) {
+        if !forgotten && (epoch == 0 || self.granted_lately(instance, epoch) != Some(owner)) {
             return Check::Fail(format!(
                 "{owner} {} instance {} under epoch {epoch}, which the store never granted it: acting without a claim (R1)",
                 act.text(),
@@ -159,6 +196,16 @@ impl NoDoubleResume {
 }
 
 impl NoDoubleResume {
+    /// [`Self::granted`], from the recent answers when it is among them.
+    fn granted_lately(&mut self, instance: InstanceId, epoch: u64) -> Option<OwnerId> {
+        if let Some(owner) = self.recent.get(instance, epoch) {
+            return Some(owner);
+        }
+        let owner = self.granted(instance, epoch)?;
+        self.recent.note(instance, epoch, owner);
+        Some(owner)
+    }
+
     /// The owner the store granted `epoch` of `instance` to, if it was witnessed.
     fn granted(&self, instance: InstanceId, epoch: u64) -> Option<OwnerId> {
         if let Some(&owner) = self.grants.get(&(instance, epoch)) {
@@ -171,6 +218,7 @@ impl NoDoubleResume {
     /// Records the grant of `epoch` of `instance` to `owner`.
     fn grant(&mut self, instance: InstanceId, epoch: u64, owner: OwnerId) {
         self.grants.insert((instance, epoch), owner);
+        self.recent.note(instance, epoch, owner);
         if self.rows.get(instance).is_some_and(|r| r.forgotten_below == epoch) {
             // The same epoch granted again: the tree holds it now, as it would have.
             self.completed_grants.remove(instance);
@@ -181,6 +229,7 @@ impl NoDoubleResume {
     /// module comment for why no verdict needs them), and moves the current one's out of
     /// the tree.
     fn forget_superseded_grants(&mut self, instance: InstanceId) {
+        self.recent.forget(instance);
         let current = self.row(instance).epoch;
         let superseded: Vec<(InstanceId, u64)> =
             self.grants.range((instance, 0)..(instance, current)).map(|(k, _)| *k).collect();

@@ -22,7 +22,6 @@
 //! A real bug that would still pass: a turn that hands the external call to a spawned task
 //! and waits for that task's answer without the call taking any simulated time.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use sutra_sim_core::{Check, Checker, CheckerKind, CheckerSpec, Event, EventKind};
@@ -43,7 +42,40 @@ struct OpenTurn {
 #[derive(Default)]
 pub struct NoWaitInTurn {
     /// Invariant: at most one open turn per lane (a lane runs one turn at a time, L1).
-    open: BTreeMap<(ProcessId, Component), OpenTurn>,
+    open: OpenTurns,
+}
+
+/// The turns open now, by lane, in ascending lane order. A turn opens and ends around one
+/// poll, so few are open at once: a vector sorted by lane keeps its room between turns,
+/// where a tree allocated a node for nearly every turn and freed it at the turn's end.
+#[derive(Default)]
+struct OpenTurns {
+    turns: Vec<((ProcessId, Component), OpenTurn)>,
+}
+
+impl OpenTurns {
+    fn at(&self, key: &(ProcessId, Component)) -> Result<usize, usize> {
+        self.turns.binary_search_by(|(k, _)| k.cmp(key))
+    }
+
+    fn insert(&mut self, key: (ProcessId, Component), turn: OpenTurn) {
+        match self.at(&key) {
+            Ok(i) => self.turns[i].1 = turn,
+            Err(i) => self.turns.insert(i, (key, turn)),
+        }
+    }
+
+    fn remove(&mut self, key: &(ProcessId, Component)) -> Option<OpenTurn> {
+        self.at(key).ok().map(|i| self.turns.remove(i).1)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&(ProcessId, Component), &OpenTurn)> {
+        self.turns.iter().map(|(k, t)| (k, t))
+    }
+
+    fn retain(&mut self, mut keep: impl FnMut(&(ProcessId, Component), &mut OpenTurn) -> bool) {
+        self.turns.retain_mut(|(k, t)| keep(k, t));
+    }
 }
 
 /// The registration.

@@ -57,6 +57,38 @@ pub struct OwnerScope {
     /// Only where the history declares its store's call latency: what is needed to forget
     /// a task once none of its requests can land any more.
     ends: Ends,
+    /// Pairs judged fine lately, to answer a repeat in one look.
+    recent: Recent,
+}
+
+/// A few (owner id, task) pairs judged fine lately — the task is the owner id's sender, and
+/// the first owner id the task sent is of the same kind — one slot per owner id's hash.
+/// Only forgetting a task and handing an owner id to another task change either fact
+/// (`sender` and `sent` are written nowhere else, and never for a pair already there), so
+/// those clear it; until then a pair held here is judged fine again, as the trees would.
+#[derive(Default)]
+struct Recent {
+    slots: [Option<(OwnerId, u64)>; Recent::SLOTS],
+}
+
+impl Recent {
+    const SLOTS: usize = 16;
+
+    fn slot(owner: OwnerId) -> usize {
+        (owner.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 60) as usize % Self::SLOTS
+    }
+
+    fn holds(&self, owner: OwnerId, task: u64) -> bool {
+        self.slots[Self::slot(owner)] == Some((owner, task))
+    }
+
+    fn note(&mut self, owner: OwnerId, task: u64) {
+        self.slots[Self::slot(owner)] = Some((owner, task));
+    }
+
+    fn clear(&mut self) {
+        self.slots = [None; Self::SLOTS];
+    }
 }
 
 /// When tasks end, and what to forget when their last requests have landed.
@@ -160,6 +192,10 @@ fn kind_text(o: OwnerId) -> &'static str {
 impl OwnerScope {
     fn sent_by(&mut self, owner: OwnerId, task: Option<u64>, what: &str) -> Check {
         let Some(task) = task else { return Check::Ok };
+        if self.recent.holds(owner, task) {
+            // The common case: the owner id's sender sending again, judged fine before.
+            return Check::Ok;
+        }
         if !self.sender.contains_key(&owner) && self.ends.gone.contains(owner) {
             return Check::Fail(format!(
                 "owner {owner} sent a {what} from task {task}, but a task that ended, its requests all landed, sent it: one owner id in two places (R11)"
@@ -174,6 +210,7 @@ impl OwnerScope {
             return Check::Ok;
         }
         if first != task && self.aborted.contains(first) {
+            self.recent.clear();
             self.sender.insert(owner, task);
             self.ends.own(task, owner);
             self.retired.insert((owner, first));
@@ -192,6 +229,7 @@ impl OwnerScope {
                 kind_text(earlier)
             ));
         }
+        self.recent.note(owner, task);
         Check::Ok
     }
 
@@ -216,6 +254,7 @@ impl OwnerScope {
     /// gone for good — or free for the next task, if it was aborted (the lane's next worker
     /// takes them over, as before).
     fn forget(&mut self, task: u64) {
+        self.recent.clear();
         let aborted = self.aborted.remove(task);
         for owner in self.ends.owned.remove(&task).unwrap_or_default() {
             self.retired.remove(&(owner, task));

@@ -67,6 +67,7 @@ use crate::event::{millis_text, ModelEvent};
 use crate::id_bits::IdBits;
 use crate::ids::{ExecId, InstanceId, MessageId, ProcessId, ResumePath};
 use crate::paged::PagedMap;
+use crate::sorted_vec::SortedVecMap;
 use crate::view::ModelView;
 
 /// A refused relay waiting for the broker's requeue.
@@ -98,8 +99,9 @@ struct RefusedDelivery {
 /// What the checker has counted from the witnesses.
 #[derive(Default)]
 pub struct RefusalContract {
-    /// Refused deliveries not yet requeued or taken back, by delivery id.
-    refused_deliveries: BTreeMap<u32, RefusedDelivery>,
+    /// Refused deliveries not yet requeued or taken back, by delivery id (a sorted vector:
+    /// few wait at once, and a tree allocated and freed its root for nearly every one).
+    refused_deliveries: SortedVecMap<u32, RefusedDelivery>,
     /// Deliveries the broker has acked, requeued or taken back: a refusal naming one of
     /// them (a frozen process's lane waking to a copy taken back meanwhile) owes nothing.
     settled_deliveries: IdBits,

@@ -57,8 +57,8 @@ impl Checker<ModelEvent, ModelView> for TicketsFollowRoutes {
             ModelEvent::Lane { process, component: Component::Bindings, action: LaneAction::TurnEnded(_), .. } => {
                 // The misfiled ticket with the lowest tag, if any (allocation-free visit).
                 let mut misfiled: Option<(TicketView, RouteView)> = None;
-                view.for_each_binding_ticket(*process, |t| {
-                    if let Some(route) = view.binding_route(*process, t.instance) {
+                view.for_each_binding_ticket_with_route(*process, |t, route| {
+                    if let Some(route) = route {
                         // A route changed after the registration leaves the ticket right when made.
                         if route.lane != t.lane
                             && route.changed < t.registered
