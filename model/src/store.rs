@@ -109,18 +109,62 @@ pub struct StoreState {
     /// The first difference between the model's store and the SQL engine in a
     /// differential run (`store-divergence` reads it); `None` otherwise.
     pub divergence: Option<crate::sql_store::differential::Divergence>,
+    /// Bit `i % 64` of word `i / 64`: instance `i`'s row holds a claim. What a sweep selects
+    /// from, as a database's index on the claim would be: a 6,000-instance world's sweeper
+    /// scanned 6,000 rows a round, 14% of that world's time. Invariant: exactly the rows
+    /// whose owner is set, kept by [`StoreState::row_written`] after every write.
+    claimed: Vec<u64>,
 }
 
 impl StoreState {
-    /// Asserts the invariants of `instance`'s rows, which the store keeps whatever its
-    /// clients do: the plan has one trigger per step, the version never passes the last
-    /// step, a claim was never taken in the future, a completed instance has no trigger row
-    /// left, and a parked instance's pull task row exists. Checked after every write (debug
-    /// and test builds).
-    fn debug_assert_rows(&self, instance: InstanceId, now: SimTime) {
-        if !cfg!(debug_assertions) {
-            return;
+    /// After every write to `instance`'s rows: the claim index follows the row
+    /// ([`StoreState::claimed`]), and (debug and test builds) the invariants the store keeps
+    /// whatever its clients do are asserted: the plan has one trigger per step, the version
+    /// never passes the last step, a claim was never taken in the future, a completed
+    /// instance has no trigger row left, and a parked instance's pull task row exists.
+    fn row_written(&mut self, instance: InstanceId, now: SimTime) {
+        let i = instance.0 as usize;
+        let bit = 1u64 << (i % 64);
+        if i / 64 >= self.claimed.len() {
+            self.claimed.resize(i / 64 + 1, 0);
         }
+        match self.instances[i].owner {
+            Some(_) => self.claimed[i / 64] |= bit,
+            None => self.claimed[i / 64] &= !bit,
+        }
+        if cfg!(debug_assertions) {
+            self.assert_rows(instance, now);
+        }
+    }
+
+    /// The instances whose row holds a claim, in ascending id order.
+    fn claimed(&self) -> impl Iterator<Item = usize> + '_ {
+        self.claimed.iter().enumerate().flat_map(|(w, &word)| {
+            let mut bits = word;
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let b = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    w * 64 + b
+                })
+            })
+        })
+    }
+
+    /// The instances whose row holds a claim, as [`StoreState::claimed`] gives them; in
+    /// debug and test builds checked against every row (where a sweep reads the index, so
+    /// that a write that skipped [`StoreState::row_written`] shows).
+    fn claimed_checked(&self) -> Vec<usize> {
+        let indexed: Vec<usize> = self.claimed().collect();
+        if cfg!(debug_assertions) {
+            let held: Vec<usize> = (0..self.instances.len()).filter(|&i| self.instances[i].owner.is_some()).collect();
+            assert_eq!(indexed, held, "the claim index follows the rows");
+        }
+        indexed
+    }
+
+    /// The invariants of `instance`'s rows (see [`StoreState::row_written`]).
+    fn assert_rows(&self, instance: InstanceId, now: SimTime) {
         let row = &self.instances[instance.0 as usize];
         assert_eq!(row.plan.len(), row.steps as usize, "instance {}: one trigger per step", instance.0);
         assert!(
@@ -294,7 +338,7 @@ impl Call for ClaimCall {
                     row.claimed_at = now;
                     row.epoch += 1;
                     let (version, parked, epoch) = (row.version, row.parked, row.epoch);
-                    s.debug_assert_rows(instance, now);
+                    s.row_written(instance, now);
                     drop(s);
                     store.tracer.emit(ModelEvent::ClaimGranted {
                         instance,
@@ -447,7 +491,7 @@ impl Call for CommitCall {
                     }
                     _ => {}
                 }
-                s.debug_assert_rows(instance, now);
+                s.row_written(instance, now);
                 drop(s);
                 if matches!(next, Some(Trigger::Timer | Trigger::Pull)) {
                     store.rows_written.notify();
@@ -764,7 +808,7 @@ impl Store {
     pub(crate) fn mirror_row(&self, instance: InstanceId, change: impl FnOnce(&mut InstanceRow)) {
         let mut s = self.state.borrow_mut();
         change(&mut s.instances[instance.0 as usize]);
-        s.debug_assert_rows(instance, executor::now());
+        s.row_written(instance, executor::now());
     }
 
     /// Mirrors an accepted commit's transaction: the row, the step history, the consumed
@@ -795,7 +839,7 @@ impl Store {
             }
             _ => {}
         }
-        s.debug_assert_rows(instance, executor::now());
+        s.row_written(instance, executor::now());
         drop(s);
         if matches!(c.next, Some(Trigger::Timer | Trigger::Pull)) {
             self.rows_written.notify();
@@ -1244,7 +1288,7 @@ impl Store {
                 row.owner = None;
             }
             let written = (matched, row.version, row.parked, row.epoch);
-            s.debug_assert_rows(instance, executor::now());
+            s.row_written(instance, executor::now());
             written
         };
         if matched {
@@ -1397,7 +1441,8 @@ impl Store {
             let lease_held = lease_held_by(&s, by, now);
             if lease_held || !require_lease {
                 let claim_timeout = self.claim_timeout;
-                for (i, row) in s.instances.iter_mut().enumerate() {
+                for i in s.claimed_checked() {
+                    let row = &mut s.instances[i];
                     let Some(owner) = row.owner else { continue };
                     let old_enough = match cutoff {
                         SweepCutoff::StoreAge => now.since(row.claimed_at) > claim_timeout,
@@ -1420,7 +1465,7 @@ impl Store {
                 }
             }
             for &(instance, ..) in &cleared {
-                s.debug_assert_rows(instance, now);
+                s.row_written(instance, now);
             }
         }
         for &(instance, owner, age_ns, version, epoch, parked, lease_held) in &cleared {
@@ -1457,9 +1502,9 @@ impl Store {
         let (stale, lease_held) = {
             let s = self.state.borrow();
             let stale: Vec<(InstanceId, u64)> = s
-                .instances
-                .iter()
-                .enumerate()
+                .claimed_checked()
+                .into_iter()
+                .map(|i| (i, &s.instances[i]))
                 .filter(|(_, row)| {
                     row.owner.is_some_and(|owner| {
                         self.older_than_cutoff(row, cutoff, now) && filter.is_none_or(|f| f(owner))
@@ -1517,7 +1562,7 @@ impl Store {
                 let age = sutra_sim_core::time::duration_nanos(now.since(row.claimed_at));
                 (owner, age, row.version, row.epoch, row.parked, lease_held)
             });
-            s.debug_assert_rows(instance, now);
+            s.row_written(instance, now);
             cleared
         };
         match cleared {
