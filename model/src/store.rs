@@ -26,7 +26,7 @@ use sutra_sim_core::{NodeId, NodeStatus, SimTime, Tracer};
 
 use crate::broker::{Broker, Relay};
 use crate::claim_fence::ClaimFence;
-use crate::dense::DenseMap;
+use crate::dense::{DenseMap, DenseSet};
 use crate::event::{ModelEvent, StoreCall, TriggerRef, WriteKind};
 use crate::faults::store::{Refusal, RequestFate, StoreFaults};
 use crate::ids::{ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
@@ -109,11 +109,11 @@ pub struct StoreState {
     /// The first difference between the model's store and the SQL engine in a
     /// differential run (`store-divergence` reads it); `None` otherwise.
     pub divergence: Option<crate::sql_store::differential::Divergence>,
-    /// Bit `i % 64` of word `i / 64`: instance `i`'s row holds a claim. What a sweep selects
+    /// The instances whose row holds a claim. What a sweep selects
     /// from, as a database's index on the claim would be: a 6,000-instance world's sweeper
     /// scanned 6,000 rows a round, 14% of that world's time. Invariant: exactly the rows
     /// whose owner is set, kept by [`StoreState::row_written`] after every write.
-    claimed: Vec<u64>,
+    claimed: DenseSet<InstanceId>,
 }
 
 impl StoreState {
@@ -123,39 +123,20 @@ impl StoreState {
     /// never passes the last step, a claim was never taken in the future, a completed
     /// instance has no trigger row left, and a parked instance's pull task row exists.
     fn row_written(&mut self, instance: InstanceId, now: SimTime) {
-        let i = instance.0 as usize;
-        let bit = 1u64 << (i % 64);
-        if i / 64 >= self.claimed.len() {
-            self.claimed.resize(i / 64 + 1, 0);
-        }
-        match self.instances[i].owner {
-            Some(_) => self.claimed[i / 64] |= bit,
-            None => self.claimed[i / 64] &= !bit,
-        }
+        match self.instances[instance.0 as usize].owner {
+            Some(_) => self.claimed.insert(instance),
+            None => self.claimed.remove(instance),
+        };
         if cfg!(debug_assertions) {
             self.assert_rows(instance, now);
         }
     }
 
-    /// The instances whose row holds a claim, in ascending id order.
-    fn claimed(&self) -> impl Iterator<Item = usize> + '_ {
-        self.claimed.iter().enumerate().flat_map(|(w, &word)| {
-            let mut bits = word;
-            std::iter::from_fn(move || {
-                (bits != 0).then(|| {
-                    let b = bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    w * 64 + b
-                })
-            })
-        })
-    }
-
-    /// The instances whose row holds a claim, as [`StoreState::claimed`] gives them; in
+    /// The instances whose row holds a claim, in ascending id order; in
     /// debug and test builds checked against every row (where a sweep reads the index, so
     /// that a write that skipped [`StoreState::row_written`] shows).
     fn claimed_checked(&self) -> Vec<usize> {
-        let indexed: Vec<usize> = self.claimed().collect();
+        let indexed: Vec<usize> = self.claimed.iter().map(|id| id.0 as usize).collect();
         if cfg!(debug_assertions) {
             let held: Vec<usize> = (0..self.instances.len()).filter(|&i| self.instances[i].owner.is_some()).collect();
             assert_eq!(indexed, held, "the claim index follows the rows");

@@ -606,12 +606,18 @@ mod tests {
         assert_eq!(by_hand(value), via_postcard(value), "{value:?}");
     }
 
-    #[test]
-    fn the_hand_written_folds_of_primitives_push_postcards_bytes() {
+    /// Values at every varint length's edges: 0, 1, the top two, and 2^b - 1, 2^b, 2^b + 1.
+    fn varint_edges() -> Vec<u64> {
         let mut edges = vec![0u64, 1, u64::MAX, u64::MAX - 1];
         for bits in 1..64 {
             edges.extend([(1u64 << bits) - 1, 1u64 << bits, (1u64 << bits) + 1]);
         }
+        edges
+    }
+
+    #[test]
+    fn the_hand_written_folds_of_primitives_push_postcards_bytes() {
+        let edges = varint_edges();
         for &v in &edges {
             same_by_hand(&v);
             same_by_hand(&(v as u32));
@@ -668,11 +674,7 @@ mod tests {
 
     #[test]
     fn integers_of_every_width_and_varint_length_fold_as_postcard_encodes_them() {
-        let mut edges = vec![0u64, 1, u64::MAX, u64::MAX - 1];
-        for bits in 1..64 {
-            edges.extend([(1u64 << bits) - 1, 1u64 << bits, (1u64 << bits) + 1]);
-        }
-        for &v in &edges {
+        for v in varint_edges() {
             same(&v);
             same(&(v as u32));
             same(&(v as u16));
