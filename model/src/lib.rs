@@ -38,6 +38,7 @@ pub mod spec;
 pub mod sql_store;
 pub mod store;
 pub mod streams;
+pub mod task_rows;
 pub mod timer_rows;
 pub mod variant;
 pub mod view;

@@ -26,7 +26,7 @@ use sutra_sim_core::{NodeId, NodeStatus, SimTime, Tracer};
 
 use crate::broker::{Broker, Relay};
 use crate::claim_fence::ClaimFence;
-use crate::dense::{DenseMap, DenseSet};
+use crate::dense::DenseSet;
 use crate::event::{ModelEvent, StoreCall, TriggerRef, WriteKind};
 use crate::faults::store::{Refusal, RequestFate, StoreFaults};
 use crate::ids::{ExecId, InstanceId, OwnerId, ProcessId, ResumePath};
@@ -79,18 +79,8 @@ impl InstanceRow {
     }
 }
 
+pub use crate::task_rows::{TaskRow, TaskRows};
 pub use crate::timer_rows::{TimerRow, TimerRows};
-
-/// A task parked for a pull worker.
-#[derive(Clone, Copy, Debug)]
-pub struct TaskRow {
-    /// The instance.
-    pub instance: InstanceId,
-    /// The version the completion's step expects.
-    pub expects: u64,
-    /// The worker holding the lock, and until when.
-    pub locked: Option<(u32, SimTime)>,
-}
 
 /// Everything the store holds. Read-only to checkers through the model view.
 #[derive(Default)]
@@ -99,8 +89,8 @@ pub struct StoreState {
     pub instances: Vec<InstanceRow>,
     /// Timer rows by instance (at most one pending trigger per instance), indexed by due.
     pub timers: TimerRows,
-    /// Task rows by instance.
-    pub tasks: DenseMap<InstanceId, TaskRow>,
+    /// Task rows by instance, indexed by when each can be locked.
+    pub tasks: TaskRows,
     /// The sweeper lease: holder and expiry.
     pub lease: Option<(ProcessId, SimTime)>,
     /// The work left (steps not committed, claims held), kept from the rows the store
@@ -1605,7 +1595,7 @@ impl Store {
     /// The earliest instant at which a task row can be locked (now, if one is unlocked),
     /// if any row exists. The same shortcut as [`Store::earliest_timer_due`].
     pub fn earliest_task_lockable(&self) -> Option<SimTime> {
-        self.state.borrow().tasks.values().map(|t| t.locked.map_or(SimTime::ZERO, |(_, until)| until)).min()
+        self.state.borrow().tasks.earliest_lockable()
     }
 
     /// For a poller that polls every `interval`: true if a poll now could find work
@@ -1716,10 +1706,11 @@ impl Store {
         let now = executor::now();
         let task = {
             let mut s = self.state.borrow_mut();
-            let row = s.tasks.values_mut().find(|t| t.locked.is_none_or(|(_, until)| until <= now));
-            row.map(|t| {
-                t.locked = Some((worker, now.add(duration)));
-                *t
+            let row = s.tasks.first_lockable(now).and_then(|instance| s.tasks.get(instance).copied());
+            row.map(|row| {
+                let locked = TaskRow { locked: Some((worker, now.add(duration))), ..row };
+                s.tasks.insert(row.instance, locked);
+                locked
             })
         };
         if let Some(t) = &task {
