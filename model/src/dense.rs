@@ -63,8 +63,13 @@ pub struct DenseMap<K, V> {
     slots: Vec<Option<V>>,
     /// The key of `slots[0]`.
     base: usize,
-    /// Empty slots known at the front (a lower bound of the run of `None`s).
+    /// How far the front has been scanned: `slots[..lead]` hold `behind_lead` entries,
+    /// usually none. An entry written behind the scan is counted rather than pulling the
+    /// scan back, so a low id written and removed again and again does not rescan the
+    /// empty run after it each time (a 6,000-instance world spent 21 M instructions
+    /// there); the count is what tells the front empty.
     lead: usize,
+    behind_lead: usize,
     /// Entries in `slots`.
     in_slots: usize,
     /// Entries whose key is below `base`.
@@ -81,7 +86,15 @@ const SPARSE_RATIO: usize = 8;
 
 impl<K, V> Default for DenseMap<K, V> {
     fn default() -> Self {
-        DenseMap { slots: Vec::new(), base: 0, lead: 0, in_slots: 0, strays: BTreeMap::new(), key: PhantomData }
+        DenseMap {
+            slots: Vec::new(),
+            base: 0,
+            lead: 0,
+            behind_lead: 0,
+            in_slots: 0,
+            strays: BTreeMap::new(),
+            key: PhantomData,
+        }
     }
 }
 
@@ -91,6 +104,7 @@ impl<K: DenseKey, V: Clone> Clone for DenseMap<K, V> {
             slots: self.slots.clone(),
             base: self.base,
             lead: self.lead,
+            behind_lead: self.behind_lead,
             in_slots: self.in_slots,
             strays: self.strays.clone(),
             key: PhantomData,
@@ -159,9 +173,6 @@ impl<K: DenseKey, V> DenseMap<K, V> {
         if at >= self.slots.len() {
             self.slots.resize_with(at + 1, || None);
         }
-        if at < self.lead {
-            self.lead = at;
-        }
         &mut self.slots[at]
     }
 
@@ -175,6 +186,9 @@ impl<K: DenseKey, V> DenseMap<K, V> {
         let old = self.slot(index).replace(value);
         if old.is_none() {
             self.in_slots += 1;
+            if index - self.base < self.lead {
+                self.behind_lead += 1;
+            }
         }
         if grows {
             self.spill_if_sparse();
@@ -192,20 +206,23 @@ impl<K: DenseKey, V> DenseMap<K, V> {
         let old = self.slots.get_mut(at).and_then(Option::take);
         if old.is_some() {
             self.in_slots -= 1;
-            if at == self.lead {
+            if at < self.lead {
+                self.behind_lead -= 1;
+            } else if at == self.lead {
                 self.forget_front();
             }
         }
         old
     }
 
-    /// Counts the empty slots at the front, and drops them once they are many and at least
-    /// half of the slots.
+    /// Counts the empty slots at the front, and drops them once they are many, at least
+    /// half of the slots and all but a few empty (the few move to the tree).
     fn forget_front(&mut self) {
         while self.slots.get(self.lead).is_some_and(Option::is_none) {
             self.lead += 1;
         }
-        if self.lead >= COMPACT_MIN && self.lead * 2 >= self.slots.len() {
+        let mostly_empty = self.behind_lead * SPARSE_RATIO <= self.lead;
+        if self.lead >= COMPACT_MIN && self.lead * 2 >= self.slots.len() && mostly_empty {
             self.drop_front(self.lead);
         }
     }
@@ -221,6 +238,7 @@ impl<K: DenseKey, V> DenseMap<K, V> {
         }
         self.base += count;
         self.lead = 0;
+        self.behind_lead = 0;
         self.forget_front_run();
     }
 
@@ -305,6 +323,7 @@ impl<K: DenseKey, V> DenseMap<K, V> {
             }
         }
         self.lead = 0;
+        self.behind_lead = 0;
         self.forget_front();
     }
 
@@ -314,6 +333,7 @@ impl<K: DenseKey, V> DenseMap<K, V> {
         self.strays.clear();
         self.base = 0;
         self.lead = 0;
+        self.behind_lead = 0;
         self.in_slots = 0;
     }
 }
@@ -448,6 +468,32 @@ mod tests {
         assert_eq!(m.get(999_999), Some(&999_999));
     }
 
+    /// The entries behind the scanned front are the ones counted there.
+    fn front_is_counted<V>(m: &DenseMap<u32, V>) -> bool {
+        let lead = m.lead.min(m.slots.len());
+        m.slots[..lead].iter().filter(|s| s.is_some()).count() == m.behind_lead
+    }
+
+    #[test]
+    fn a_low_id_written_behind_the_scanned_front_does_not_pull_the_scan_back() {
+        let mut m: DenseMap<u32, u32> = DenseMap::new();
+        for id in 0..3_000u32 {
+            m.insert(id, id);
+        }
+        for id in 0..2_999u32 {
+            m.remove(id);
+        }
+        assert_eq!(m.lead, 2_999, "the empty run before the last entry is scanned once");
+        for _ in 0..3 {
+            m.insert(3, 3);
+            assert_eq!((m.lead, m.behind_lead), (2_999, 1), "counted, not rescanned");
+            assert_eq!(m.keys().collect::<Vec<_>>(), [3, 2_999]);
+            m.remove(3);
+            assert_eq!((m.lead, m.behind_lead), (2_999, 0));
+        }
+        assert!(front_is_counted(&m));
+    }
+
     #[test]
     fn entries_never_removed_do_not_keep_a_slot_for_every_id_after_them() {
         let mut m: DenseMap<u32, u64> = DenseMap::new();
@@ -488,6 +534,7 @@ mod tests {
                     }
                 }
                 prop_assert_eq!(dense.len(), tree.len());
+                prop_assert!(front_is_counted(&dense));
                 let a: Vec<(u32, u8)> = dense.iter().map(|(k, v)| (k, *v)).collect();
                 let b: Vec<(u32, u8)> = tree.iter().map(|(k, v)| (*k, *v)).collect();
                 prop_assert_eq!(a, b);
@@ -526,6 +573,7 @@ mod tests {
                     }
                 }
                 prop_assert_eq!(dense.len(), tree.len());
+                prop_assert!(front_is_counted(&dense));
                 let a: Vec<(u32, u32)> = dense.iter().map(|(k, v)| (k, *v)).collect();
                 let b: Vec<(u32, u32)> = tree.iter().map(|(k, v)| (*k, *v)).collect();
                 prop_assert_eq!(a, b);
