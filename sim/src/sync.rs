@@ -168,7 +168,10 @@ impl Notify {
         let waiters = {
             let mut inner = self.inner.borrow_mut();
             if inner.waiters.is_empty() {
+                // Nobody to wake (more than half of all notifies: a lane's worker says it
+                // drained on every idle): no buffers to swap and hand back.
                 inner.permit = true;
+                return;
             }
             inner.waiters.take_all()
         };
@@ -242,6 +245,9 @@ impl<T> Queue<T> {
         let waiters = {
             let mut inner = self.inner.borrow_mut();
             inner.items.push_back(item);
+            if inner.waiters.is_empty() {
+                return;
+            }
             inner.waiters.take_all()
         };
         wake_all(&self.inner, waiters, |inner| &mut inner.waiters);
