@@ -213,7 +213,10 @@ fn drive<K: EventKind, V>(
                     let message = format!("simulated time passed {}", format_duration(budgets.sim_time_max));
                     return Some(Verdict::BudgetExceeded { budget: Budget::SimTime, message });
                 }
-                if let Some(hang) = config.stall_bound.and_then(|bound| stalled_turn(executor, bound)) {
+                // The oldest turn is looked at in place; the list of stalled turns is built
+                // only for the hang it reports.
+                let stalled = config.stall_bound.filter(|&bound| executor.turn_held_past(bound));
+                if let Some(hang) = stalled.and_then(|bound| stalled_turn(executor, bound)) {
                     return Some(hang);
                 }
             }

@@ -147,6 +147,13 @@ impl Executor {
         self.state.borrow().entropy.replay_position()
     }
 
+    /// True if some lane's current turn started before `now - bound`: whether
+    /// [`Executor::stalled_turns`] would name any, without building the list.
+    #[inline]
+    pub fn turn_held_past(&self, bound: Duration) -> bool {
+        self.state.borrow().turn_held_past(bound)
+    }
+
     /// Lanes whose current turn started before `now - bound`: (lane name, task name).
     pub fn stalled_turns(&self, bound: Duration) -> Vec<(String, String)> {
         self.state.borrow().stalled_turns(bound)
