@@ -186,39 +186,52 @@ impl Entropy {
 
     /// A value in `[0, n)` from `stream`. `n == 1` is forced: it returns 0 and records nothing.
     ///
-    /// Every scheduling pick and most model steps draw, so this is kept small enough to
-    /// inline; opening a stream, the rare path, is out of line.
-    #[inline]
+    /// Every scheduling pick and most model steps draw, so a random run's draw is inlined
+    /// into its callers (`inline` alone left it a call, 164,350 of them in a 100-seed smoke
+    /// sweep); a replayed draw and opening a stream are out of line.
+    #[inline(always)]
     pub fn choose_in(&mut self, stream: Stream, n: u32) -> u32 {
         assert!(n >= 1, "choose(0) has no valid answer");
         if n == 1 {
             return 0;
         }
-        let value = match &mut self.source {
-            Source::Random { seed, streams, .. } => {
-                assert!(usize::from(stream.0) < Stream::COUNT, "no entropy stream {}", stream.0);
-                let slot = &mut streams[usize::from(stream.0)];
-                let rng = match slot {
-                    Some(rng) => rng,
-                    None => open_stream(slot, *seed, stream),
-                };
-                // Multiply-shift: uniform enough for testing and branch-free.
-                ((u64::from(rng.next_u32()) * u64::from(n)) >> 32) as u32
+        let Source::Random { seed, streams, .. } = &mut self.source else {
+            return self.choose_replayed(stream, n);
+        };
+        assert!(usize::from(stream.0) < Stream::COUNT, "no entropy stream {}", stream.0);
+        let slot = &mut streams[usize::from(stream.0)];
+        let rng = match slot {
+            Some(rng) => rng,
+            None => open_stream(slot, *seed, stream),
+        };
+        // Multiply-shift: uniform enough for testing and branch-free.
+        let value = ((u64::from(rng.next_u32()) * u64::from(n)) >> 32) as u32;
+        self.record(value)
+    }
+
+    /// A draw in `[0, n)`, `n > 1`, read from the tape being replayed.
+    #[inline(never)]
+    fn choose_replayed(&mut self, stream: Stream, n: u32) -> u32 {
+        let Source::Replay { input, position, then } = &mut self.source else { unreachable!("a replayed draw") };
+        let value = match input.get(*position) {
+            Some(&raw) => {
+                *position += 1;
+                raw % n
             }
-            Source::Replay { input, position, then } => match input.get(*position) {
-                Some(&raw) => {
+            None => match *then {
+                None => {
                     *position += 1;
-                    raw % n
+                    0
                 }
-                None => match *then {
-                    None => {
-                        *position += 1;
-                        0
-                    }
-                    Some((seed, boost)) => return self.spend_prefix_then_choose(seed, boost, stream, n),
-                },
+                Some((seed, boost)) => return self.spend_prefix_then_choose(seed, boost, stream, n),
             },
         };
+        self.record(value)
+    }
+
+    /// Appends a draw to the tape and returns it.
+    #[inline(always)]
+    fn record(&mut self, value: u32) -> u32 {
         assert!(self.recorded.len() < TAPE_LEN_MAX, "entropy tape exceeded {TAPE_LEN_MAX} draws");
         self.recorded.push(value);
         value
