@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use crate::entropy::{Entropy, Tape};
 use crate::ids::TaskId;
+use crate::node::NodeId;
 use crate::strategy::{Strategy, StrategyConfig};
 use crate::time::SimTime;
 
@@ -83,6 +84,7 @@ impl Executor {
             // The environment's promise: a paused node runs nothing until resumed.
             super::honesty::check_polled_node(&s, id, node);
             s.current = Some(id);
+            s.current_node = node;
             s.polls += 1;
             (id, future)
         };
@@ -97,6 +99,7 @@ impl Executor {
         let leftover = {
             let mut s = self.state.borrow_mut();
             s.current = None;
+            s.current_node = NodeId::WORLD;
             match poll {
                 Poll::Ready(()) => {
                     s.remove_task(id);
@@ -165,6 +168,8 @@ impl Executor {
             let mut s = self.state.borrow_mut();
             s.ready.clear();
             s.timers.clear();
+            // A poll that panicked left its task current; the task goes now.
+            s.current_node = NodeId::WORLD;
             s.slots.iter_mut().filter_map(|slot| slot.task.take().and_then(|t| t.future)).collect()
         };
         drop(futures);

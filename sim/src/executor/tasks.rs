@@ -69,7 +69,12 @@ impl State {
     /// The node of the task being polled; the world node outside any task.
     #[inline]
     pub(super) fn current_node(&self) -> NodeId {
-        self.current.and_then(|id| self.task(id)).map(|t| t.node).unwrap_or(NodeId::WORLD)
+        debug_assert_eq!(
+            self.current_node,
+            self.current.and_then(|id| self.task(id)).map(|t| t.node).unwrap_or(NodeId::WORLD),
+            "the current node is the current task's, while it is alive"
+        );
+        self.current_node
     }
 
     /// `node/task` (and whether the node is paused), for hangs and logs.
@@ -92,6 +97,11 @@ impl State {
         }
         let task = slot.task.take()?;
         slot.generation = slot.generation.wrapping_add(1);
+        if self.current == Some(id) {
+            // Ended during its own poll (its node killed from it): the rest of the poll
+            // runs on the world node.
+            self.current_node = NodeId::WORLD;
+        }
         self.free.push(id.slot);
         if task.queued {
             // It woke itself during its last poll and then ended (or was killed while
