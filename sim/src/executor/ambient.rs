@@ -357,7 +357,7 @@ fn skewed_deadline(clock: crate::node::NodeClock, now: SimTime, local: i128) -> 
 /// Sets a timer for the current task, and if it follows the skewed clock of `node`, lists
 /// the task among the node's sleepers (to be woken when that clock changes). Inside the
 /// poll's own look at the world: as a call of its own, it took the thread-local and the
-/// borrow a second time, for a third of its cost.
+/// borrow a second time, for a quarter of its cost.
 #[inline(always)]
 fn register_timer(s: &mut State, deadline: SimTime, node: Option<NodeId>) {
     let id = s.current.expect("sleep polled outside a task");
