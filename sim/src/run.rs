@@ -191,13 +191,17 @@ fn drive<K: EventKind, V>(
     loop {
         let step = executor.step();
         tracer.drain_into(&mut batch);
-        judge.judge_batch(&mut batch, view);
-        if judge.verdict.is_some() {
-            return judge.verdict.take();
-        }
-        if judge.events > budgets.events_max {
-            let message = format!("more than {} events by {}", budgets.events_max, executor.now());
-            return Some(Verdict::BudgetExceeded { budget: Budget::Events, message });
+        // Most steps emit nothing: then nothing is judged, and neither the verdict nor the
+        // count of events can have changed since the last look.
+        if !batch.is_empty() {
+            judge.judge_batch(&mut batch, view);
+            if judge.verdict.is_some() {
+                return judge.verdict.take();
+            }
+            if judge.events > budgets.events_max {
+                let message = format!("more than {} events by {}", budgets.events_max, executor.now());
+                return Some(Verdict::BudgetExceeded { budget: Budget::Events, message });
+            }
         }
         match step {
             Step::Polled => {
@@ -213,7 +217,10 @@ fn drive<K: EventKind, V>(
                     let message = format!("simulated time passed {}", format_duration(budgets.sim_time_max));
                     return Some(Verdict::BudgetExceeded { budget: Budget::SimTime, message });
                 }
-                if let Some(hang) = config.stall_bound.and_then(|bound| stalled_turn(executor, bound)) {
+                // The oldest turn is looked at in place; the list of stalled turns is built
+                // only for the hang it reports.
+                let stalled = config.stall_bound.filter(|&bound| executor.turn_held_past(bound));
+                if let Some(hang) = stalled.and_then(|bound| stalled_turn(executor, bound)) {
                     return Some(hang);
                 }
             }

@@ -94,12 +94,11 @@ impl<T> Future for Receiver<T> {
 // --- waiter lists --------------------------------------------------------------------------
 
 /// The wakers waiting on a notify or a queue. Waking takes the whole list out (so no
-/// borrow is held while wakers run) and hands its buffer back afterwards: the two buffers
-/// swap roles, and a steady wait/wake cycle allocates nothing.
+/// borrow is held while wakers run) and gives its buffer back afterwards, emptied, unless
+/// a waiter came meanwhile: a steady wait/wake cycle allocates nothing.
 #[derive(Default)]
 struct Waiters {
     waiting: Vec<Waker>,
-    spare: Vec<Waker>,
 }
 
 impl Waiters {
@@ -120,15 +119,17 @@ impl Waiters {
 
     /// Takes every waiting waker, in registration order.
     fn take_all(&mut self) -> Vec<Waker> {
-        let spare = std::mem::take(&mut self.spare);
-        std::mem::replace(&mut self.waiting, spare)
+        std::mem::take(&mut self.waiting)
     }
 
-    /// Returns an emptied buffer from [`Waiters::take_all`] for reuse.
+    /// Gives back a buffer from [`Waiters::take_all`], its wakers woken, for reuse: kept if
+    /// the list is still the empty one `take_all` left (one buffer, not two swapped in
+    /// turn, which cost a second move and a comparison of capacities at every wake).
+    #[inline]
     fn recycle(&mut self, mut buffer: Vec<Waker>) {
         buffer.clear();
-        if self.spare.capacity() < buffer.capacity() {
-            self.spare = buffer;
+        if self.waiting.capacity() == 0 {
+            self.waiting = buffer;
         }
     }
 }
@@ -168,7 +169,10 @@ impl Notify {
         let waiters = {
             let mut inner = self.inner.borrow_mut();
             if inner.waiters.is_empty() {
+                // Nobody to wake (more than half of all notifies: a lane's worker says it
+                // drained on every idle): no buffers to swap and hand back.
                 inner.permit = true;
+                return;
             }
             inner.waiters.take_all()
         };
@@ -242,6 +246,9 @@ impl<T> Queue<T> {
         let waiters = {
             let mut inner = self.inner.borrow_mut();
             inner.items.push_back(item);
+            if inner.waiters.is_empty() {
+                return;
+            }
             inner.waiters.take_all()
         };
         wake_all(&self.inner, waiters, |inner| &mut inner.waiters);
@@ -338,17 +345,25 @@ mod tests {
     #[test]
     fn a_list_of_woken_wakers_is_kept_for_the_next_wait() {
         // The doc's promise: a steady wait/wake cycle allocates nothing, because the buffer
-        // a wake takes out comes back as the spare the next one swaps in.
+        // a wake takes out comes back as the list the next waits fill.
         let mut waiters = Waiters::default();
         let wakers: Vec<Waker> = (0..3).map(|_| counting_waker().1).collect();
         for w in &wakers {
             waiters.register(w);
         }
         let taken = waiters.take_all();
-        let capacity = taken.capacity();
+        let (capacity, buffer) = (taken.capacity(), taken.as_ptr());
         assert!(capacity >= 3);
+        assert!(waiters.is_empty());
         waiters.recycle(taken);
-        assert_eq!(waiters.spare.capacity(), capacity);
+        assert_eq!((waiters.waiting.capacity(), waiters.waiting.as_ptr()), (capacity, buffer));
+        assert!(waiters.is_empty());
+        // A waiter that came while the others were woken keeps its own list.
+        let taken = waiters.take_all();
+        waiters.register(&wakers[0]);
+        waiters.recycle(taken);
+        assert_eq!(waiters.waiting.len(), 1);
+        assert!(waiters.contains(&wakers[0]));
     }
 
     #[test]

@@ -92,10 +92,11 @@ impl Default for TimerQueue {
 
 impl TimerQueue {
     /// Appends node `index`, whose deadline is `deadline`, to the list where that deadline
-    /// belongs now.
+    /// belongs now. Its `next` must be `NIL` already: the callers write it with the node's
+    /// other fields, where they touch the node anyway.
     #[inline]
     fn link(&mut self, index: u32, deadline: SimTime) {
-        self.nodes[index as usize].next = NIL;
+        debug_assert_eq!(self.nodes[index as usize].next, NIL, "a node is linked as a list's last");
         let differing = deadline.0 ^ self.last.0;
         let (list, level, digit) = if differing == 0 {
             (&mut self.due, LEVELS, 0)
@@ -127,8 +128,7 @@ impl TimerQueue {
             let index = self.free;
             let node = &mut self.nodes[index as usize];
             self.free = node.next;
-            node.deadline = deadline;
-            node.task = task;
+            *node = Node { deadline, task, next: NIL };
             index
         } else {
             assert!(self.nodes.len() < TIMERS_MAX, "more than {TIMERS_MAX} timers pending");
@@ -168,8 +168,9 @@ impl TimerQueue {
             // earliest to the due list).
             let mut index = taken.head;
             while index != NIL {
-                let node = &self.nodes[index as usize];
+                let node = &mut self.nodes[index as usize];
                 let (next, deadline) = (node.next, node.deadline);
+                node.next = NIL;
                 self.link(index, deadline);
                 index = next;
             }

@@ -113,6 +113,11 @@ impl<K: EventKind> Tracer<K> {
     }
 
     /// Emits an event, stamped with the current time and the current task's node.
+    ///
+    /// Inlined into the emitting code (`inline` alone left it a call): as a call, 74,500
+    /// of them in a 100-seed smoke sweep, it cost an entry and an exit and moved the kind
+    /// (a model's is a hundred bytes) through a frame of its own.
+    #[inline(always)]
     pub fn emit(&self, kind: K) {
         let (time, node) = executor::stamp();
         kind.log();

@@ -111,6 +111,32 @@ fn a_killed_node_runs_no_more_and_a_restart_boots_a_new_incarnation() {
 }
 
 #[test]
+fn a_task_that_kills_its_own_node_finishes_its_poll_on_the_world_node() {
+    // The trace stamps an event with the node of the task that emits it; a task that has
+    // just ended (with its node) has none, and the rest of its poll is the world's.
+    let mut config = RunConfig::seeded(1);
+    config.keep_trace = true;
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let seen2 = seen.clone();
+    let out = simulate(&config, Vec::<Box<dyn Checker<Ev, ()>>>::new(), move |tracer| {
+        let tracer = tracer.clone();
+        let node = sim::add_node("replica", None);
+        sim::spawn_on(node, "suicide", async move {
+            seen2.borrow_mut().push(sim::current_node());
+            tracer.emit(Ev::Tick(0, 0));
+            sim::kill(sim::current_node());
+            seen2.borrow_mut().push(sim::current_node());
+            tracer.emit(Ev::Tick(0, 1));
+        });
+    });
+    assert_eq!(out.verdict, Verdict::Pass);
+    let replica = sutra_sim_core::NodeId(1);
+    assert_eq!(*seen.borrow(), vec![replica, sutra_sim_core::NodeId::WORLD]);
+    let nodes: Vec<_> = out.trace.iter().map(|e| e.node).collect();
+    assert_eq!(nodes, vec![replica, sutra_sim_core::NodeId::WORLD]);
+}
+
+#[test]
 fn a_paused_node_holds_its_timers_and_resumes_where_it_was() {
     let log = Rc::new(RefCell::new(Vec::<u64>::new()));
     let log2 = log.clone();

@@ -296,12 +296,31 @@ impl Future for Sleep {
 
     #[inline]
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
-        // Read in place, not copied out: the origin is three words every poll would move.
         let this = &mut *self;
-        let (local, node, origin) = (this.local, this.node, &this.origin);
-        // Due? And if not, when, in simulated time — measured now, since the node's clock
-        // may have been set since the timer was.
-        let (due, deadline, exact) = with_state(|s| match node {
+        // One look at the world measures the sleep and, if it is not due, sets its timer.
+        with_state(|s| {
+            let (due, deadline, exact) = this.measure(s);
+            if due {
+                return Poll::Ready(());
+            }
+            if !this.registered || deadline != this.deadline {
+                register_timer(s, deadline, if exact { None } else { this.node });
+                this.deadline = deadline;
+                this.registered = true;
+            }
+            Poll::Pending
+        })
+    }
+}
+
+impl Sleep {
+    /// Due? And if not, when, in simulated time — measured now, since the node's clock may
+    /// have been set since the timer was — and whether that instant is exact (no skewed
+    /// clock to follow).
+    #[inline(always)]
+    fn measure(&self, s: &State) -> (bool, SimTime, bool) {
+        let local = self.local;
+        match self.node {
             None => (i128::from(s.now.0) >= local, SimTime(local as u64), true),
             Some(node) => {
                 let n = &s.nodes[node.0 as usize];
@@ -316,22 +335,13 @@ impl Future for Sleep {
                 };
                 // The environment's promise: the sleep keeps its length by the clock.
                 if measured.0 {
-                    origin.check_end(s.now, n);
+                    self.origin.check_end(s.now, n);
                 } else {
-                    origin.check_deadline(measured.1, n);
+                    self.origin.check_deadline(measured.1, n);
                 }
                 measured
             }
-        });
-        if due {
-            return Poll::Ready(());
         }
-        if !this.registered || deadline != this.deadline {
-            register_timer(deadline, if exact { None } else { node });
-            this.deadline = deadline;
-            this.registered = true;
-        }
-        Poll::Pending
     }
 }
 
@@ -345,25 +355,31 @@ fn skewed_deadline(clock: crate::node::NodeClock, now: SimTime, local: i128) -> 
 }
 
 /// Sets a timer for the current task, and if it follows the skewed clock of `node`, lists
-/// the task among the node's sleepers (to be woken when that clock changes). Out of line:
-/// the check before it is inlined into every `.await` on a sleep, and should stay small.
+/// the task among the node's sleepers (to be woken when that clock changes). Inside the
+/// poll's own look at the world: as a call of its own, it took the thread-local and the
+/// borrow a second time, for a quarter of its cost.
+#[inline(always)]
+fn register_timer(s: &mut State, deadline: SimTime, node: Option<NodeId>) {
+    let id = s.current.expect("sleep polled outside a task");
+    debug_assert!(deadline > s.now, "a due sleep registers no timer");
+    s.timers.push(deadline, id);
+    if let Some(node) = node {
+        list_sleeper(s, node, id);
+    }
+}
+
+/// Lists task `id` among `node`'s sleepers, once. Out of line: only sleeps on a skewed
+/// clock come here.
 #[inline(never)]
-fn register_timer(deadline: SimTime, node: Option<NodeId>) {
-    with_state(|s| {
-        let id = s.current.expect("sleep polled outside a task");
-        debug_assert!(deadline > s.now, "a due sleep registers no timer");
-        s.timers.push(deadline, id);
-        if let Some(node) = node {
-            let State { slots, nodes, .. } = s;
-            let sleepers = &mut nodes[node.0 as usize].local_sleepers;
-            if !sleepers.contains(&id) {
-                if sleepers.len() >= LOCAL_SLEEPERS_PRUNE_AT {
-                    sleepers.retain(|&t| super::tasks::task_in(slots, t).is_some());
-                }
-                sleepers.push(id);
-            }
+fn list_sleeper(s: &mut State, node: NodeId, id: TaskId) {
+    let State { slots, nodes, .. } = s;
+    let sleepers = &mut nodes[node.0 as usize].local_sleepers;
+    if !sleepers.contains(&id) {
+        if sleepers.len() >= LOCAL_SLEEPERS_PRUNE_AT {
+            sleepers.retain(|&t| super::tasks::task_in(slots, t).is_some());
         }
-    })
+        sleepers.push(id);
+    }
 }
 
 /// Yields once: the task goes to the back of the ready list and the strategy picks again.

@@ -139,11 +139,19 @@ pub(crate) fn lane_name(lane: LaneKey) -> Rc<str> {
 }
 
 impl State {
+    /// True if some lane's current turn started before `now - bound`: only the oldest turn
+    /// needs a look. What [`State::stalled_turns`] finds is not empty exactly when this is
+    /// true, so the runner asks this after every advance and that only when it is.
+    #[inline]
+    pub(super) fn turn_held_past(&self, bound: Duration) -> bool {
+        let oldest = self.held_lanes.first().map(|key| self.lanes[key.0 as usize].turn_started);
+        oldest.is_some_and(|started| self.now.since(started) > bound)
+    }
+
     /// Lanes whose current turn started before `now - bound`: (lane name, task name), in
     /// registration order.
     pub(super) fn stalled_turns(&self, bound: Duration) -> Vec<(String, String)> {
-        let oldest = self.held_lanes.first().map(|key| self.lanes[key.0 as usize].turn_started);
-        if oldest.is_none_or(|started| self.now.since(started) <= bound) {
+        if !self.turn_held_past(bound) {
             return Vec::new();
         }
         let mut stalled: Vec<_> = self

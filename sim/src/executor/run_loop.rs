@@ -15,13 +15,14 @@ use std::time::Duration;
 
 use crate::entropy::{Entropy, Tape};
 use crate::ids::TaskId;
+use crate::node::NodeId;
 use crate::strategy::{Strategy, StrategyConfig};
 use crate::time::SimTime;
 
 use super::ambient::LOG_TARGET;
 use super::ambient::{self, EnterGuard};
 use super::state::{BoxFuture, State};
-use super::tasks::{task_in, wake_in};
+use super::tasks::wake_in;
 use super::wakers::waker_for;
 
 /// What one call to [`Executor::step`] did.
@@ -83,6 +84,7 @@ impl Executor {
             // The environment's promise: a paused node runs nothing until resumed.
             super::honesty::check_polled_node(&s, id, node);
             s.current = Some(id);
+            s.current_node = node;
             s.polls += 1;
             (id, future)
         };
@@ -97,6 +99,7 @@ impl Executor {
         let leftover = {
             let mut s = self.state.borrow_mut();
             s.current = None;
+            s.current_node = NodeId::WORLD;
             match poll {
                 Poll::Ready(()) => {
                     s.remove_task(id);
@@ -147,6 +150,13 @@ impl Executor {
         self.state.borrow().entropy.replay_position()
     }
 
+    /// True if some lane's current turn started before `now - bound`: whether
+    /// [`Executor::stalled_turns`] would name any, without building the list.
+    #[inline]
+    pub fn turn_held_past(&self, bound: Duration) -> bool {
+        self.state.borrow().turn_held_past(bound)
+    }
+
     /// Lanes whose current turn started before `now - bound`: (lane name, task name).
     pub fn stalled_turns(&self, bound: Duration) -> Vec<(String, String)> {
         self.state.borrow().stalled_turns(bound)
@@ -158,6 +168,8 @@ impl Executor {
             let mut s = self.state.borrow_mut();
             s.ready.clear();
             s.timers.clear();
+            // A poll that panicked left its task current; the task goes now.
+            s.current_node = NodeId::WORLD;
             s.slots.iter_mut().filter_map(|slot| slot.task.take().and_then(|t| t.future)).collect()
         };
         drop(futures);
@@ -214,16 +226,18 @@ impl State {
     fn fire_next_timers(&mut self) -> bool {
         while let Some(deadline) = self.timers.take_earliest() {
             let State { timers, slots, nodes, ready, now, .. } = self;
-            if timers.due().any(|id| task_in(slots, id).is_some()) {
-                debug_assert!(deadline > *now, "timers never lie in the past");
-                *now = deadline;
-                for id in timers.due() {
-                    wake_in(slots, nodes, ready, id);
-                }
-                timers.release_due();
-                return true;
+            // One walk wakes the live tasks and finds whether there were any: waking a
+            // task reads nothing of the time, and waking an ended one does nothing.
+            let mut live = false;
+            for id in timers.due() {
+                live |= wake_in(slots, nodes, ready, id);
             }
             timers.release_due();
+            if live {
+                debug_assert!(deadline > *now, "timers never lie in the past");
+                *now = deadline;
+                return true;
+            }
         }
         // Only dead timers were left, and the queue may have moved past `now`: start it
         // again from `now`, so that later timers are measured from the present.

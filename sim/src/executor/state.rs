@@ -77,6 +77,12 @@ pub(super) struct State {
     pub(super) switch_to: StrategyConfig,
     /// The task being polled.
     pub(super) current: Option<TaskId>,
+    /// The node of the task being polled, kept beside it because the trace stamps every
+    /// event with it and every sleep reads its clock: what
+    /// [`current_node`](State::current_node) answers without a lookup.
+    /// Invariant: the node of `current`'s task while that task is alive; the world node
+    /// when no task is being polled, or when the polled task has ended during its poll.
+    pub(super) current_node: NodeId,
     /// Count of live non-daemon tasks; the run is finished when it reaches zero.
     pub(super) live_work: usize,
     pub(super) polls: u64,
@@ -134,6 +140,7 @@ impl State {
             switch_at,
             switch_to,
             current: None,
+            current_node: NodeId::WORLD,
             live_work: 0,
             polls: 0,
             lanes: Vec::new(),

@@ -26,17 +26,18 @@ pub(super) fn task_in(slots: &[Slot], id: TaskId) -> Option<&Task> {
 }
 
 /// Queues task `id` if it is alive and not queued yet: on the ready list, or on its node's
-/// held list while the node is paused. Over the fields it needs, so that the timer loop can
-/// wake tasks while it walks the timer queue. Inlined: it runs once per fired timer.
+/// held list while the node is paused. True if the task is alive (queued now or already).
+/// Over the fields it needs, so that the timer loop can wake tasks while it walks the
+/// timer queue. Inlined: it runs once per fired timer.
 #[inline(always)]
-pub(super) fn wake_in(slots: &mut [Slot], nodes: &mut [Node], ready: &mut ReadyList, id: TaskId) {
-    let Some(slot) = slots.get_mut(id.slot as usize) else { return };
+pub(super) fn wake_in(slots: &mut [Slot], nodes: &mut [Node], ready: &mut ReadyList, id: TaskId) -> bool {
+    let Some(slot) = slots.get_mut(id.slot as usize) else { return false };
     if slot.generation != id.generation {
-        return;
+        return false;
     }
-    let Some(task) = slot.task.as_mut() else { return };
+    let Some(task) = slot.task.as_mut() else { return false };
     if task.queued {
-        return;
+        return true;
     }
     task.queued = true;
     let node = &mut nodes[task.node.0 as usize];
@@ -45,6 +46,7 @@ pub(super) fn wake_in(slots: &mut [Slot], nodes: &mut [Node], ready: &mut ReadyL
         NodeStatus::Paused => node.held.push(id),
         NodeStatus::Dead => unreachable!("a dead node has no tasks"),
     }
+    true
 }
 
 impl State {
@@ -67,7 +69,12 @@ impl State {
     /// The node of the task being polled; the world node outside any task.
     #[inline]
     pub(super) fn current_node(&self) -> NodeId {
-        self.current.and_then(|id| self.task(id)).map(|t| t.node).unwrap_or(NodeId::WORLD)
+        debug_assert_eq!(
+            self.current_node,
+            self.current.and_then(|id| self.task(id)).map(|t| t.node).unwrap_or(NodeId::WORLD),
+            "the current node is the current task's, while it is alive"
+        );
+        self.current_node
     }
 
     /// `node/task` (and whether the node is paused), for hangs and logs.
@@ -90,6 +97,11 @@ impl State {
         }
         let task = slot.task.take()?;
         slot.generation = slot.generation.wrapping_add(1);
+        if self.current == Some(id) {
+            // Ended during its own poll (its node killed from it): the rest of the poll
+            // runs on the world node.
+            self.current_node = NodeId::WORLD;
+        }
         self.free.push(id.slot);
         if task.queued {
             // It woke itself during its last poll and then ended (or was killed while
