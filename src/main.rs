@@ -8,6 +8,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod allocator;
+
 #[derive(Parser)]
 #[command(name = "sutra-sim", version, about = "Deterministic simulation testing for the Sutra ownership protocol")]
 struct Cli {
@@ -198,7 +200,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    purge_freed_memory_soon();
+    allocator::purge_freed_memory_soon();
     let cli = Cli::parse();
     if let Err(Usage(message)) = store_override(cli.store, cli.sql) {
         eprintln!("error: {message}");
@@ -254,58 +256,5 @@ fn main() -> ExitCode {
             eprintln!("error: {message}");
             ExitCode::from(2)
         }
-    }
-}
-
-/// The simulator makes and frees many small, short-lived objects in every run (futures,
-/// lane work items, channel cells, checker state); mimalloc's per-thread free lists serve
-/// them faster than the system allocator (about 4% more smoke seeds per second, measured
-/// by `sutra-sim bench`). Only the command-line tool sets it: the library leaves the
-/// allocator to whoever links it.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// mimalloc's `mi_option_purge_delay`: its index in `mi_option_t` (mimalloc v3, the
-/// version `libmimalloc-sys` builds), whose default there is 1,000 (ms).
-const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
-
-// The two option calls of mimalloc's C API (linked in by `libmimalloc-sys`).
-unsafe extern "C" {
-    #[cfg(test)]
-    fn mi_option_get(option: std::ffi::c_int) -> std::ffi::c_long;
-    fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
-}
-
-/// How long freed pages stay with the process before mimalloc gives them back, in ms.
-const PURGE_DELAY_MS: std::ffi::c_long = 10;
-
-/// Gives the pages a finished world freed back to the system soon — [`PURGE_DELAY_MS`]
-/// after they empty — instead of after mimalloc's default second: with the default, a
-/// sweep of 6,000-instance worlds held on to the freed pages of earlier worlds and its
-/// peak memory grew with the seeds it ran (55 MB for one seed, 73 MB for 20, 83 MB for 60,
-/// `--jobs 1`). Not at once (a delay of 0): then every page that emptied went back to the
-/// system and the next allocation faulted a fresh one in, so a sweep re-faulted its
-/// world's pages on every seed, and `check` its line buffers' on every few lines (perf on
-/// `check` of 1M events: a third of the time in `madvise`, page faults and zeroing
-/// pages). A smoke seed takes well under the delay, so the next one reuses the pages.
-fn purge_freed_memory_soon() {
-    // SAFETY: setting a documented option to a documented value (a delay in ms), before
-    // any thread starts.
-    unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_purge_option_index_names_mimallocs_purge_delay() {
-        // SAFETY: reading and setting a mimalloc option; no other test touches options.
-        unsafe {
-            assert_eq!(mi_option_get(MI_OPTION_PURGE_DELAY), 1_000, "not the purge delay: its default is 1,000 ms");
-        }
-        purge_freed_memory_soon();
-        // SAFETY: as above.
-        assert_eq!(unsafe { mi_option_get(MI_OPTION_PURGE_DELAY) }, PURGE_DELAY_MS);
     }
 }
