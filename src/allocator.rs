@@ -143,7 +143,10 @@ mod tests {
                     assert_eq!(*block.add(size - 1), 0, "a zeroed block of {size} bytes");
                     *block.add(size - 1) = 7;
                     let grown = std::alloc::realloc(block, layout, size * 2 + 3);
-                    assert!(grown as usize % align == 0 && *grown.add(size - 1) == 7, "{size} bytes regrown, align {align}");
+                    assert!(
+                        grown as usize % align == 0 && *grown.add(size - 1) == 7,
+                        "{size} bytes regrown, align {align}"
+                    );
                     std::alloc::dealloc(grown, Layout::from_size_align(size * 2 + 3, align).expect("valid"));
                 }
             }
