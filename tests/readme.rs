@@ -593,6 +593,31 @@ fn the_exploration_figures_are_dated_and_their_command_still_prints_them() {
     }
 }
 
+#[test]
+fn the_performance_figures_are_dated_and_name_what_their_commands_print() {
+    let text = section(&readme(), "## How fast");
+    assert!(text.contains("Measured on ") && text.contains("(docs/performance.md)"), "{text}");
+    // Each figure names the JSON field its command prints; the fields are written in the
+    // bench command's source (running `bench` itself takes tens of seconds).
+    let source = std::fs::read_to_string(root().join("src/commands/bench.rs")).unwrap();
+    for field in ["seeds_per_second", "of_bare_events", "largest_of_smallest"] {
+        assert!(text.contains(&format!("{field}`")), "the README's figures do not name {field}");
+        assert!(source.contains(&format!("\"{field}\"")), "`sutra-sim bench` no longer prints {field}");
+    }
+    // The worlds it describes are the ones `bench --scale` runs, smallest first.
+    let worlds = sutra_sim::bench_scale::WORLDS;
+    let (first, most) = (worlds[0], worlds.iter().max_by_key(|w| w.instances * w.steps).unwrap());
+    assert_eq!((first.replicas, first.instances), (1, 6));
+    assert_eq!(most.instances, 6_000);
+    assert!(worlds.iter().any(|w| (w.replicas, w.instances) == (32, 192)) && worlds.iter().any(|w| w.steps == 300));
+    assert!(
+        text.contains(
+            "from 1 replica and 6 instances up to 32 replicas and\n192 instances, 6,000 instances, and 300 steps"
+        ),
+        "{text}"
+    );
+}
+
 /// `sql/statements.sql` edited as "A team's own SQL, end to end" says: the commit's WHERE
 /// without `AND owner = $2`.
 fn ours_sql() -> String {
