@@ -68,13 +68,11 @@ impl<K: EventKind, V> Judge<K, V> {
     }
 
     /// Judges a batch of events in order, then empties it. Events after a verdict are
-    /// dropped unjudged; judged ones are kept if the run keeps its trace.
+    /// dropped unjudged; judged ones are kept if the run keeps its trace. The runner skips
+    /// the steps that emitted nothing, so a batch is never empty.
     #[inline]
     pub(crate) fn judge_batch(&mut self, batch: &mut Vec<Event<K>>, view: &V) {
-        // Most polls emit nothing; skip even setting up the loop for them.
-        if batch.is_empty() {
-            return;
-        }
+        debug_assert!(!batch.is_empty(), "the runner judges only steps that emitted events");
         let mut judged = 0;
         for event in batch.iter_mut() {
             if self.verdict.is_some() {
