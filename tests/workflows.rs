@@ -113,12 +113,40 @@ fn the_lint_finds_a_pipe_or_a_second_command_without_pipefail() {
     );
 }
 
+/// The text of job `name` of a workflow: from its key to the next job's (a line indented by
+/// exactly two spaces), or to the end.
+fn nightly_job<'a>(workflow: &'a str, name: &str) -> &'a str {
+    let start =
+        workflow.find(&format!("\n  {name}:\n")).unwrap_or_else(|| panic!("a {name} job in the nightly workflow"));
+    let body = &workflow[start + name.len() + 5..];
+    let end = body
+        .match_indices('\n')
+        .map(|(at, _)| at)
+        .find(|&at| body[at + 1..].starts_with("  ") && !body[at + 1..].starts_with("   "))
+        .unwrap_or(body.len());
+    &body[..end]
+}
+
+#[test]
+fn the_nightly_draws_scaled_worlds_from_the_date_in_a_release_build() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let nightly = std::fs::read_to_string(root.join(".github/workflows/nightly.yml")).unwrap();
+    let job = nightly_job(&nightly, "scaled");
+    assert!(job.contains("cargo test --release --locked --test scaled_scenarios"), "the property test, optimised");
+    assert!(job.contains("SUTRA_SIM_SCALED_DRAW=\"$(date -u +%Y%m%d)\""), "a new draw every night");
+    assert!(!job.contains("conformance") && !job.contains("merge"), "the job's own text, not the next job's: {job}");
+    let scaled = std::fs::read_to_string(root.join("tests/scaled_scenarios.rs")).unwrap();
+    for variable in ["SUTRA_SIM_SCALED_DRAW", "SUTRA_SIM_SCALED_CASES", "SUTRA_SIM_SCALED_STEPS"] {
+        assert!(job.contains(variable), "the job sets {variable}");
+        assert!(scaled.contains(&format!("\"{variable}\"")), "the test reads {variable}");
+    }
+}
+
 #[test]
 fn the_nightly_runs_the_reference_runtime_against_a_postgresql_service_container() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let nightly = std::fs::read_to_string(root.join(".github/workflows/nightly.yml")).unwrap();
-    let job = nightly.split("\n  conformance:\n").nth(1).expect("a conformance job in the nightly workflow");
-    let job = job.split("\n  merge:\n").next().unwrap();
+    let job = nightly_job(&nightly, "conformance");
     assert!(job.contains("services:") && job.contains("image: postgres:15"), "a PostgreSQL 15 service container");
     assert!(job.contains("SUTRA_CONFORMANCE_POSTGRES:"), "the URL the conformance tests read");
     assert!(job.contains("--test conformance"), "the suite's conformance runs");
