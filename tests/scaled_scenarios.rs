@@ -4,8 +4,8 @@
 //! modelled 16 replicas or 60 instances on one pull worker.
 //!
 //! A scenario here is a built-in one with its sizes drawn across the whole range the
-//! validator accepts — replicas 1–32, lanes 1–64, instances into the thousands, steps into
-//! the hundreds, pull workers 0–32, prefetch 1–1,000 — and each fault kind switched on or
+//! validator accepts — replicas 1–32, lanes 1–64, instances 1–10,000, steps 1–1,000, pull
+//! workers 0–32, prefetch 1–1,000 — and each fault kind switched on or
 //! off. Its budgets, and its timer fire lease where the instances make a fire outlast it,
 //! are raised to what validation asks for (as a user would, following the message); every
 //! drawn scenario must then be accepted and pass on every seed.
@@ -27,10 +27,11 @@
 //! that passes the date reaches scenarios CI never draws; a failure names K to draw it again).
 
 use proptest::prelude::*;
+use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use sutra_sim_model::faults::kind::FaultKind;
 use sutra_sim_model::ratio::Ratio;
-use sutra_sim_model::scenario::{LANES_MAX, PULL_WORKERS_MAX, REPLICAS_MAX, STEPS_MAX};
+use sutra_sim_model::scenario::{INSTANCES_MAX, LANES_MAX, PREFETCH_MAX, PULL_WORKERS_MAX, REPLICAS_MAX, STEPS_MAX};
 use sutra_sim_model::{resize, run, RunOptions, Scenario};
 
 /// Cases the suite draws unless `SUTRA_SIM_SCALED_CASES` says otherwise.
@@ -88,10 +89,10 @@ fn sizes(world_steps: u64) -> impl Strategy<Value = Sizes> {
         0..bases,
         log_uniform(REPLICAS_MAX),
         log_uniform(LANES_MAX),
-        log_uniform(10_000),
-        log_uniform(STEPS_MAX.min(300)),
+        log_uniform(INSTANCES_MAX),
+        log_uniform(STEPS_MAX),
         0..=PULL_WORKERS_MAX,
-        log_uniform(1_000),
+        log_uniform(PREFETCH_MAX),
         any::<u32>(),
         proptest::option::of(250u32..4_000),
         proptest::option::of(1u32..=1_000),
@@ -259,4 +260,26 @@ fn a_world_of_many_timer_instances_gets_the_fire_lease_validation_asks_for_and_p
         let out = run(&s, &RunOptions::seeded(seed));
         assert!(out.verdict.is_pass(), "seed {seed}: {} at {}", out.verdict, out.sim_time);
     }
+}
+
+#[test]
+fn the_draw_spans_every_size_the_validator_accepts() {
+    // Sizes the validator accepts and the draw never reaches are sizes no test runs: the
+    // draw once stopped at 300 steps while validation took 1,000. With the world cap at its
+    // largest, 4,000 draws reach each bound's bottom and the top tenth below its top: the
+    // rarest, instances of 9,000 or more, is 1.1% of log-uniform draws (about 46 expected).
+    let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]));
+    let strategy = sizes(u64::from(INSTANCES_MAX) * u64::from(STEPS_MAX));
+    let draws: Vec<Sizes> = (0..4_000).map(|_| strategy.new_tree(&mut runner).expect("a draw").current()).collect();
+    let span = |name: &str, values: Vec<u32>, low: u32, high: u32| {
+        let (min, max) = (values.iter().min().copied().unwrap(), values.iter().max().copied().unwrap());
+        assert_eq!(min, low, "{name}: the draw never reaches the validator's lowest, {low}");
+        assert!(max >= high - high / 10 && max <= high, "{name}: the draw tops out at {max}, the validator at {high}");
+    };
+    span("topology.replicas", draws.iter().map(|d| d.replicas).collect(), 1, REPLICAS_MAX);
+    span("topology.lanes", draws.iter().map(|d| d.lanes).collect(), 1, LANES_MAX);
+    span("workload.instances", draws.iter().map(|d| d.instances).collect(), 1, INSTANCES_MAX);
+    span("workload.steps", draws.iter().map(|d| d.steps).collect(), 1, STEPS_MAX);
+    span("topology.pull_workers", draws.iter().map(|d| d.pull_workers).collect(), 0, PULL_WORKERS_MAX);
+    span("topology.prefetch", draws.iter().map(|d| d.prefetch).collect(), 1, PREFETCH_MAX);
 }

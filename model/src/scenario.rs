@@ -25,6 +25,8 @@ pub const INSTANCES_MAX: u32 = 10_000;
 pub const STEPS_MAX: u32 = 1_000;
 /// Most pull workers.
 pub const PULL_WORKERS_MAX: u32 = 32;
+/// Largest broker prefetch window.
+pub const PREFETCH_MAX: u32 = 1_000;
 /// Longest duration any scenario key may give (one simulated day): far past every
 /// timeout a runtime uses, and short enough that sums and multiples of durations (a run's
 /// time bound, backoff doubling, clock drift) never overflow.
@@ -416,7 +418,7 @@ impl Scenario {
         between("topology.replicas", t.replicas, 1, REPLICAS_MAX)?;
         between("topology.lanes", t.lanes, 1, LANES_MAX)?;
         between("topology.pull_workers", t.pull_workers, 0, PULL_WORKERS_MAX)?;
-        between("topology.prefetch", t.prefetch, 1, 1_000)?;
+        between("topology.prefetch", t.prefetch, 1, PREFETCH_MAX)?;
         between("workload.instances", w.instances, 1, INSTANCES_MAX)?;
         between("workload.steps", w.steps, 1, STEPS_MAX)?;
         between("workload.relay_weight", w.relay_weight, 0, WEIGHT_MAX)?;
